@@ -1,0 +1,181 @@
+"""The `engram` command line (embedded runtime)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+import click
+import orjson
+
+from engram.recall.service import RecallRequest
+from engram.runtime.engine import EmbeddedRuntime
+from engram.runtime.lineage import memory_lineage
+
+from . import render
+from .ingest_file import ingest_file
+
+DEFAULT_DATA = Path.home() / ".engram"
+
+
+def _runtime(ctx: click.Context) -> EmbeddedRuntime:
+    return EmbeddedRuntime(ctx.obj["data"])
+
+
+def _emit_json(value: object) -> None:
+    click.echo(orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode())
+
+
+@click.group()
+@click.option("--data", type=click.Path(file_okay=False, path_type=Path), envvar="ENGRAM_DATA",
+              default=DEFAULT_DATA, show_default=True, help="Data folder (or ENGRAM_DATA).")
+@click.pass_context
+def cli(ctx: click.Context, data: Path) -> None:
+    """Engram: event-sourced long-term memory for AI agents."""
+    ctx.ensure_object(dict)
+    ctx.obj["data"] = data
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.pass_context
+def ingest(ctx: click.Context, file: str) -> None:
+    """Ingest a JSONL file of turns (one per line; '-' for stdin)."""
+    with _runtime(ctx) as runtime:
+        result = ingest_file(runtime, file, show_progress=sys.stderr.isatty())
+    for error in result.errors:
+        click.echo(f"{file}:{error}", err=True)
+    click.echo(render.ingest_summary(result))
+    if result.errors:
+        sys.exit(1)
+
+
+def _require_user(runtime: EmbeddedRuntime, tenant: str, user: str) -> None:
+    if not runtime.store.has_user(tenant, user):
+        raise click.ClickException(f"no memory at all for tenant {tenant!r}, user {user!r} (unknown tenant or user)")
+
+
+@cli.command()
+@click.option("--tenant", required=True)
+@click.option("--user", required=True)
+@click.option("--all", "include_all", is_flag=True, help="Include replaced and retired memories.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def memories(ctx: click.Context, tenant: str, user: str, include_all: bool, as_json: bool) -> None:
+    """The current memories of one user."""
+    with _runtime(ctx) as runtime:
+        _require_user(runtime, tenant, user)
+        statuses = ("active", "replaced", "retired", "archived") if include_all else ("active",)
+        records = runtime.store.list_memories(tenant, user, statuses)
+    if as_json:
+        _emit_json([render.memory_dict(r) for r in records])
+    else:
+        click.echo(render.memory_table(records))
+
+
+@cli.command()
+@click.option("--tenant", required=True)
+@click.option("--user", required=True)
+@click.option("--agent", required=True)
+@click.option("--session", required=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.argument("question")
+@click.pass_context
+def recall(ctx: click.Context, tenant: str, user: str, agent: str, session: str, as_json: bool,
+           question: str) -> None:
+    """Assemble the memory context for a question."""
+    with _runtime(ctx) as runtime:
+        _require_user(runtime, tenant, user)
+        request = RecallRequest(tenant, user, agent, session, question, datetime.now(timezone.utc))
+        result = runtime.recall(request)
+    if as_json:
+        _emit_json(render.recall_dict(result))
+    else:
+        click.echo(render.recall_text(result))
+
+
+@cli.command()
+@click.option("--tenant", required=True)
+@click.option("--session", required=True)
+@click.option("--user", default=None, help="Needed only if several users share the session id.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def summary(ctx: click.Context, tenant: str, session: str, user: str | None, as_json: bool) -> None:
+    """The latest summary of a session."""
+    with _runtime(ctx) as runtime:
+        users = [user] if user else runtime.store.session_users(tenant, session)
+        if not users:
+            raise click.ClickException(f"unknown session {session!r} in tenant {tenant!r}")
+        if len(users) > 1:
+            raise click.ClickException(f"session {session!r} has several users ({', '.join(users)}): pass --user")
+        snapshot = runtime.store.latest_summary(tenant, users[0], session)
+    if snapshot is None:
+        raise click.ClickException(f"session {session!r} has no summary yet (too few messages so far)")
+    if as_json:
+        _emit_json(snapshot.model_dump(mode="json"))
+    else:
+        click.echo(render.summary_text(snapshot))
+
+
+@cli.command()
+@click.option("--tenant", required=True)
+@click.option("--user", required=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.argument("memory_id")
+@click.pass_context
+def history(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id: str) -> None:
+    """How one memory came to be: its changes back to the L0 turns."""
+    with _runtime(ctx) as runtime:
+        _require_user(runtime, tenant, user)
+        steps = memory_lineage(runtime.log, tenant, user, memory_id)
+    if not steps:
+        raise click.ClickException(f"no memory {memory_id!r} for tenant {tenant!r}, user {user!r}")
+    if as_json:
+        _emit_json([s.as_dict() for s in steps])
+    else:
+        click.echo(render.lineage_text(steps))
+
+
+@cli.command()
+@click.pass_context
+def replay(ctx: click.Context) -> None:
+    """Drop the projection and rebuild it from the log."""
+    with _runtime(ctx) as runtime:
+        before = runtime.store.state_hash()
+        total = runtime.log.count()
+        with render.progress(total, "replaying", sys.stderr.isatty()) as bar:
+            after = runtime.replay(progress=bar.update)
+    click.echo(f"replayed {total} events\nstate hash before: {before}\nstate hash after:  {after}")
+    click.echo("identical" if before == after else "changed (the projection had drifted from the log)")
+
+
+@cli.command()
+def topology() -> None:
+    """Print which processor reads and writes which topics."""
+    from engram.streams.topology import describe
+
+    click.echo(describe())
+
+
+@cli.command()
+@click.pass_context
+def demo(ctx: click.Context) -> None:
+    """Ingest a bundled Chinese + English sample; show memories, a summary and a recall."""
+    source = ctx.get_parameter_source("data")
+    data = ctx.obj["data"] if source not in (None, click.core.ParameterSource.DEFAULT) else Path(
+        tempfile.mkdtemp(prefix="engram-demo-"))
+    from .demo import run_demo
+
+    run_demo(Path(data))
+
+
+def main() -> None:
+    os.environ.setdefault("TQDM_DISABLE", "0")
+    cli(obj={})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""Engram configuration. Every number here is a default, and every one can change."""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class FilterConfig(_Section):
+    min_user_chars: int = 5
+    min_assistant_chars: int = 20
+    user_pass_length: int = 20
+    assistant_pass_length: int = 120
+
+
+class GuardConfig(_Section):
+    max_content_chars: int = 500
+    min_importance: float = 0.0
+
+
+class MergeConfig(_Section):
+    find_cosine: float = 0.40
+    near_duplicate_cosine: float = 0.92
+    related_jaccard: float = 0.30
+    importance_bump: float = 0.05
+    max_candidates: int = 8
+
+
+class SummaryConfig(_Section):
+    first_snapshot_messages: int = 10
+    new_messages: int = 10
+    new_characters: int = 1000
+    max_items_per_section: int = 5
+    max_item_chars: int = 120
+
+
+class RecallWeights(_Section):
+    match: float = 0.5
+    decay: float = 0.3
+    importance: float = 0.2
+    bigram: float = 0.6
+    contains: float = 0.4
+
+
+class RecallConfig(_Section):
+    weights: RecallWeights = RecallWeights()
+    half_life_hours: float = 24.0 * 30
+    min_score: float = 0.25
+    token_budget: int = 1024
+    recent_rounds: int = 5
+    deadline_ms: float = 300.0
+    candidate_limit: int = 50
+    result_limit: int = 10
+    near_duplicate_cosine: float = 0.92
+    vector_min_cosine: float = 0.10
+
+    @model_validator(mode="after")
+    def _weights_sum_to_one(self) -> "RecallConfig":
+        w = self.weights
+        if not math.isclose(w.match + w.decay + w.importance, 1.0, abs_tol=1e-9):
+            raise ValueError(
+                "recall weights match + decay + importance must sum to 1, got "
+                f"{w.match} + {w.decay} + {w.importance}"
+            )
+        if not math.isclose(w.bigram + w.contains, 1.0, abs_tol=1e-9):
+            raise ValueError(
+                f"match weights bigram + contains must sum to 1, got {w.bigram} + {w.contains}"
+            )
+        return self
+
+
+class GlobalConfig(_Section):
+    show_all_up_to: int = 5
+    tag_mode_up_to: int = 20
+    limit: int = 5
+    tag_base_score: float = 0.10
+    tag_hit_score: float = 0.05
+    vector_min_cosine: float = 0.60
+
+
+class GovernanceConfig(_Section):
+    evict_below_strength: float = 0.1
+    protect_importance: float = 0.9
+    lifetime_days: dict[str, float] = Field(
+        default_factory=lambda: {
+            "user_preference": 365.0, "user_profile": 3650.0, "user_goal": 180.0,
+            "user_constraint": 90.0, "user_fact": 365.0, "assistant_decision": 180.0,
+            "assistant_plan": 90.0, "assistant_constraint": 180.0, "assistant_action": 30.0,
+        }
+    )
+
+
+class EmbedderConfig(_Section):
+    kind: str = "hashing"
+    dimensions: int = 256
+
+
+class EngramConfig(_Section):
+    """All tunables. Invalid combinations refuse to load."""
+
+    filters: FilterConfig = FilterConfig()
+    guard: GuardConfig = GuardConfig()
+    merge: MergeConfig = MergeConfig()
+    summary: SummaryConfig = SummaryConfig()
+    recall: RecallConfig = RecallConfig()
+    global_memory: GlobalConfig = GlobalConfig()
+    governance: GovernanceConfig = GovernanceConfig()
+    embedder: EmbedderConfig = EmbedderConfig()
+
+
+DEFAULT_CONFIG = EngramConfig()

@@ -1,0 +1,107 @@
+"""Embedder port and the built-in multilingual hashing embedder."""
+
+from __future__ import annotations
+
+import unicodedata
+import zlib
+from functools import lru_cache
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from .text import EN_STOPWORDS, _stem, is_cjk_char
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit vectors. `model_id` is recorded with every vector."""
+
+    model_id: str
+    dimensions: int
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """A float32 array of shape (len(texts), dimensions), rows L2-normalised."""
+        ...
+
+
+class HashingEmbedder:
+    """Deterministic feature hashing of words, character n-grams and CJK bigrams.
+
+    No model, no download, the same vector on every machine: Latin words and
+    their character trigrams, CJK characters and bigrams, each hashed with
+    CRC32 into `dimensions` buckets with a sign bit.
+    """
+
+    def __init__(self, dimensions: int = 256) -> None:
+        self.dimensions = dimensions
+        self.model_id = f"engram-hashing-v1-{dimensions}"
+        self._one = lru_cache(maxsize=200_000)(self._embed_one)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        return np.stack([self._one(text) for text in texts])
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return self._one(text)
+
+    def _embed_one(self, text: str) -> np.ndarray:
+        indices: list[int] = []
+        weights: list[float] = []
+        for feature, weight in _features(text):
+            h = zlib.crc32(feature.encode("utf-8"))
+            indices.append(h % self.dimensions)
+            weights.append(weight if h & 0x80000000 else -weight)
+        vector = np.bincount(indices, weights=weights, minlength=self.dimensions).astype(
+            np.float32
+        )
+        norm = float(np.linalg.norm(vector))
+        if norm > 0:
+            vector /= norm
+        vector.setflags(write=False)
+        return vector
+
+
+def _features(text: str) -> list[tuple[str, float]]:
+    folded = unicodedata.normalize("NFKC", text).lower()
+    out: list[tuple[str, float]] = []
+    word: list[str] = []
+    cjk_prev = ""
+    for ch in folded + " ":
+        if is_cjk_char(ch):
+            _flush_word(word, out)
+            out.append((ch, 0.5))
+            if cjk_prev:
+                out.append((cjk_prev + ch, 1.0))
+            cjk_prev = ch
+        elif ch.isalnum():
+            cjk_prev = ""
+            word.append(ch)
+        else:
+            cjk_prev = ""
+            _flush_word(word, out)
+    return out
+
+
+def _flush_word(word: list[str], out: list[tuple[str, float]]) -> None:
+    if not word:
+        return
+    token = "".join(word)
+    word.clear()
+    if token in EN_STOPWORDS:
+        return
+    stem = _stem(token)
+    out.append(("w:" + stem, 1.0))
+    padded = f"<{stem}>"
+    out.extend(("g:" + padded[i : i + 3], 0.35) for i in range(len(padded) - 2))
+
+
+def embed_text(embedder: Embedder, text: str) -> np.ndarray:
+    """One vector, through the embedder's single-text cache when it has one."""
+    one = getattr(embedder, "embed_one", None)
+    return one(text) if one is not None else embedder.embed([text])[0]
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """Cosine of two unit vectors."""
+    return float(np.dot(a, b))

@@ -1,0 +1,65 @@
+"""Ports the pure processors depend on. Adapters live beside the code that uses them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from engram.schemas.events import TurnRecorded
+from engram.schemas.memory import Candidate, MemoryRecord, SummarySections
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """What an extractor made of one turn. `notes` explain fallbacks and drops."""
+
+    candidates: tuple[Candidate, ...]
+    extractor: Literal["rule", "llm"] = "rule"
+    notes: tuple[str, ...] = ()
+
+
+class Extractor(Protocol):
+    """Turns one (already filtered) chat turn into memory candidates."""
+
+    def extract(self, turn: TurnRecorded) -> Extraction: ...
+
+
+@dataclass(frozen=True)
+class Judgement:
+    relation: Literal["replace", "append", "same", "skip", "new", "conflict"]
+    reason: str
+    judge: Literal["rule", "llm"] = "llm"
+
+
+class MergeJudge(Protocol):
+    """Decides the relation between a candidate and an existing memory that rules could not."""
+
+    def judge(self, candidate: Candidate, existing: MemoryRecord) -> Judgement | None: ...
+
+
+@dataclass(frozen=True)
+class SummaryMessage:
+    """A message as the summarizer sees it: already redacted."""
+
+    message_id: str
+    role: Literal["user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class SummaryResult:
+    sections: SummarySections
+    summarizer: Literal["extractive", "llm"] = "extractive"
+    error: str = ""
+    latency_ms: float = 0.0
+    ok: bool = True
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+class Summarizer(Protocol):
+    """Incremental summary: previous sections + only the new messages -> new sections."""
+
+    def summarize(
+        self, previous: SummarySections | None, new_messages: Sequence[SummaryMessage]
+    ) -> SummaryResult: ...

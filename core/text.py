@@ -1,0 +1,124 @@
+"""Pure text utilities shared by extraction, merge, recall and the embedder.
+
+Chinese has no spaces, so "terms" are CJK character bigrams (plus single
+characters for one-character runs) and Latin words; both are lower-cased and
+NFKC-normalised first.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from functools import lru_cache
+
+_CJK_RANGES = (
+    (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x3040, 0x30FF), (0xAC00, 0xD7AF),
+)
+_TOKEN_RE = re.compile(r"[a-z0-9][a-z0-9+#._'-]*|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
+_PUNCT_RE = re.compile(r"[\s\W_]+", re.UNICODE)
+
+EN_STOPWORDS = frozenset(
+    """a an the and or but if then so to of in on at by for with from as is are was were be
+    been being am do does did have has had i me my mine you your yours we our us he she it its
+    they them their this that these those what which who whom whose when where why how there
+    here not no yes just very can could would should will shall may might must about into over
+    than too also any some all more most such only own same s t don didn doesn isn wasn ok okay
+    really much many up out get got go going like one""".split()
+)
+
+
+def is_cjk_char(ch: str) -> bool:
+    code = ord(ch)
+    return any(lo <= code <= hi for lo, hi in _CJK_RANGES)
+
+
+def has_cjk(text: str) -> bool:
+    return any(is_cjk_char(ch) for ch in text)
+
+
+@lru_cache(maxsize=65536)
+def normalize(text: str) -> str:
+    """NFKC, lower case, punctuation and white space folded to single spaces."""
+    folded = unicodedata.normalize("NFKC", text).lower()
+    return _PUNCT_RE.sub(" ", folded).strip()
+
+
+def compact(text: str) -> str:
+    """`normalize` without any spaces: for containment and character sets."""
+    return normalize(text).replace(" ", "")
+
+
+@lru_cache(maxsize=65536)
+def terms(text: str) -> tuple[str, ...]:
+    """Search terms: Latin words (minus stop words) and CJK bigrams."""
+    out: list[str] = []
+    for run in _TOKEN_RE.findall(unicodedata.normalize("NFKC", text).lower()):
+        if is_cjk_char(run[0]):
+            out.extend(_cjk_terms(run))
+        else:
+            word = run.strip("._'-")
+            if word and word not in EN_STOPWORDS:
+                out.append(_stem(word))
+    return tuple(out)
+
+
+def _cjk_terms(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def _stem(word: str) -> str:
+    """A tiny English suffix stripper so like/likes/liked/liking meet."""
+    if len(word) < 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou":
+        word = word[:-1]
+    return word
+
+
+def char_bigrams(text: str) -> frozenset[str]:
+    flat = compact(text)
+    if len(flat) < 2:
+        return frozenset({flat}) if flat else frozenset()
+    return frozenset(flat[i : i + 2] for i in range(len(flat) - 1))
+
+
+def char_jaccard(a: str, b: str) -> float:
+    """Character-set Jaccard of the normalised texts (cheap relatedness)."""
+    sa, sb = set(compact(a)), set(compact(b))
+    if not sa or not sb:
+        return 0.0
+    return len(sa & sb) / len(sa | sb)
+
+
+def bigram_overlap(query: str, text: str) -> float:
+    """Share of the query's character bigrams that occur in the text."""
+    q = char_bigrams(query)
+    if not q:
+        return 0.0
+    return len(q & char_bigrams(text)) / len(q)
+
+
+def contains_score(query: str, text: str) -> float:
+    """Share of the query's terms that the text contains (1.0 if it contains them all)."""
+    q_terms = set(terms(query))
+    if not q_terms:
+        return 0.0
+    t_terms = set(terms(text))
+    return len(q_terms & t_terms) / len(q_terms)
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count: one per CJK character, one per 4 other characters."""
+    cjk = sum(1 for ch in text if is_cjk_char(ch))
+    return cjk + math.ceil((len(text) - cjk) / 4)

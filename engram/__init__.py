@@ -1,0 +1,2 @@
+"""Engram: event-sourced long-term memory for AI agents."""
+__version__ = "0.1.0"

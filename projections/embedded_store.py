@@ -1,0 +1,230 @@
+"""The embedded current-memory store: SQLite rows plus an in-process hybrid index.
+
+Rows live in the same SQLite file as the event log, so a projection write
+commits in the same transaction as the log cursor that produced it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from datetime import datetime
+
+import numpy as np
+import orjson
+
+from engram.schemas.events import SummarySnapshotted
+from engram.schemas.memory import GlobalCard, MemoryRecord
+
+from .hybrid_index import UserIndex
+from .ports import RecentTurn, SearchHit
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS proj_memories (
+  tenant TEXT NOT NULL, user TEXT NOT NULL, memory_id TEXT NOT NULL,
+  version INTEGER NOT NULL, status TEXT NOT NULL, payload BLOB NOT NULL, vector BLOB NOT NULL,
+  PRIMARY KEY (tenant, user, memory_id));
+CREATE TABLE IF NOT EXISTS proj_summaries (
+  tenant TEXT NOT NULL, user TEXT NOT NULL, session TEXT NOT NULL, version INTEGER NOT NULL,
+  payload BLOB NOT NULL, PRIMARY KEY (tenant, user, session, version));
+CREATE TABLE IF NOT EXISTS proj_cards (
+  tenant TEXT NOT NULL, user TEXT NOT NULL, card_id TEXT NOT NULL, version INTEGER NOT NULL,
+  payload BLOB NOT NULL, PRIMARY KEY (tenant, user, card_id));
+CREATE TABLE IF NOT EXISTS proj_turns (
+  tenant TEXT NOT NULL, user TEXT NOT NULL, session TEXT NOT NULL, message_id TEXT NOT NULL,
+  position INTEGER NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL, occurred_at TEXT NOT NULL,
+  PRIMARY KEY (tenant, user, session, message_id));
+CREATE INDEX IF NOT EXISTS proj_turns_recent ON proj_turns (tenant, user, session, position);
+CREATE TABLE IF NOT EXISTS proj_users (tenant TEXT NOT NULL, user TEXT NOT NULL,
+  PRIMARY KEY (tenant, user));
+"""
+TABLES = ("proj_memories", "proj_summaries", "proj_cards", "proj_turns", "proj_users")
+
+
+class EmbeddedStore:
+    """MemoryStore over SQLite; search runs on a per-user index loaded on first use."""
+
+    def __init__(self, db: sqlite3.Connection, dimensions: int) -> None:
+        self._db = db
+        self._dimensions = dimensions
+        self._indexes: dict[tuple[str, str], UserIndex] = {}
+        self._known_users: set[tuple[str, str]] = set()
+        db.executescript(SCHEMA)
+
+    # -- memories -----------------------------------------------------------
+    def upsert_memory(self, tenant: str, user: str, record: MemoryRecord, vector: np.ndarray) -> bool:
+        _check_owner(tenant, user, record.tenant_id, record.user_id)
+        cursor = self._db.execute(
+            "INSERT INTO proj_memories VALUES (?,?,?,?,?,?,?) ON CONFLICT (tenant, user, memory_id) "
+            "DO UPDATE SET version=excluded.version, status=excluded.status, payload=excluded.payload, "
+            "vector=excluded.vector WHERE excluded.version > proj_memories.version",
+            (tenant, user, record.memory_id, record.version, record.status,
+             record.model_dump_json().encode(), np.asarray(vector, dtype=np.float32).tobytes()),
+        )
+        written = cursor.rowcount > 0
+        if written:
+            self._touch_user(tenant, user)
+            index = self._indexes.get((tenant, user))
+            if index is not None:
+                index.put(record, np.asarray(vector, dtype=np.float32))
+        return written
+
+    def delete_memory(self, tenant: str, user: str, memory_id: str) -> bool:
+        cursor = self._db.execute(
+            "DELETE FROM proj_memories WHERE tenant=? AND user=? AND memory_id=?", (tenant, user, memory_id)
+        )
+        index = self._indexes.get((tenant, user))
+        if index is not None:
+            index.remove(memory_id)
+        return cursor.rowcount > 0
+
+    def get_memory(self, tenant: str, user: str, memory_id: str) -> MemoryRecord | None:
+        row = self._db.execute(
+            "SELECT payload FROM proj_memories WHERE tenant=? AND user=? AND memory_id=?",
+            (tenant, user, memory_id),
+        ).fetchone()
+        return MemoryRecord.model_validate_json(row[0]) if row else None
+
+    def list_memories(
+        self, tenant: str, user: str, statuses: tuple[str, ...] = ("active",)
+    ) -> list[MemoryRecord]:
+        marks = ",".join("?" * len(statuses))
+        rows = self._db.execute(
+            f"SELECT payload FROM proj_memories WHERE tenant=? AND user=? AND status IN ({marks})",
+            (tenant, user, *statuses),
+        ).fetchall()
+        records = [MemoryRecord.model_validate_json(r[0]) for r in rows]
+        return sorted(records, key=lambda r: (r.created_at, r.memory_id))
+
+    def persona_memories(self, tenant: str, user: str) -> list[MemoryRecord]:
+        index = self._index(tenant, user)
+        persona = [r for r in index.records.values() if r.layer == "L3"]
+        return sorted(persona, key=lambda r: (r.slot, r.memory_id))
+
+    def search_memories(
+        self, tenant: str, user: str, query: str, vector: np.ndarray, limit: int
+    ) -> list[SearchHit]:
+        index = self._index(tenant, user)
+        dense = index.vector_search(vector, limit)
+        sparse = index.keyword_search(query, limit)
+        hits = [
+            SearchHit(index.records[i], dense.get(i, 0.0), sparse.get(i, 0.0), index.vector_of(i))
+            for i in set(dense) | set(sparse)
+        ]
+        hits.sort(key=lambda h: (-(h.vector_score + h.keyword_score), h.record.memory_id))
+        return hits
+
+    def _index(self, tenant: str, user: str) -> UserIndex:
+        index = self._indexes.get((tenant, user))
+        if index is None:
+            index = UserIndex(self._dimensions)
+            rows = self._db.execute(
+                "SELECT payload, vector FROM proj_memories WHERE tenant=? AND user=? AND status='active'",
+                (tenant, user),
+            )
+            for payload, blob in rows:
+                index.put(MemoryRecord.model_validate_json(payload), np.frombuffer(blob, dtype=np.float32))
+            self._indexes[(tenant, user)] = index
+        return index
+
+    # -- summaries, cards, turns ---------------------------------------------
+    def upsert_summary(self, tenant: str, user: str, snapshot: SummarySnapshotted) -> bool:
+        _check_owner(tenant, user, snapshot.tenant_id, snapshot.user_id)
+        cursor = self._db.execute(
+            "INSERT OR IGNORE INTO proj_summaries VALUES (?,?,?,?,?)",
+            (tenant, user, snapshot.session_id, snapshot.version, snapshot.model_dump_json().encode()),
+        )
+        self._touch_user(tenant, user)
+        return cursor.rowcount > 0
+
+    def latest_summary(self, tenant: str, user: str, session: str) -> SummarySnapshotted | None:
+        row = self._db.execute(
+            "SELECT payload FROM proj_summaries WHERE tenant=? AND user=? AND session=? "
+            "ORDER BY version DESC LIMIT 1",
+            (tenant, user, session),
+        ).fetchone()
+        return SummarySnapshotted.model_validate_json(row[0]) if row else None
+
+    def upsert_card(self, tenant: str, user: str, card: GlobalCard) -> bool:
+        _check_owner(tenant, user, card.tenant_id, card.user_id)
+        cursor = self._db.execute(
+            "INSERT INTO proj_cards VALUES (?,?,?,?,?) ON CONFLICT (tenant, user, card_id) DO UPDATE "
+            "SET version=excluded.version, payload=excluded.payload WHERE excluded.version > proj_cards.version",
+            (tenant, user, card.card_id, card.version, card.model_dump_json().encode()),
+        )
+        self._touch_user(tenant, user)
+        return cursor.rowcount > 0
+
+    def list_cards(self, tenant: str, user: str) -> list[GlobalCard]:
+        rows = self._db.execute(
+            "SELECT payload FROM proj_cards WHERE tenant=? AND user=? ORDER BY card_id", (tenant, user)
+        ).fetchall()
+        return [GlobalCard.model_validate_json(r[0]) for r in rows]
+
+    def add_turn(self, tenant: str, user: str, turn: RecentTurn) -> bool:
+        cursor = self._db.execute(
+            "INSERT OR IGNORE INTO proj_turns VALUES (?,?,?,?,?,?,?,?)",
+            (tenant, user, turn.session_id, turn.message_id, turn.position, turn.role, turn.content,
+             turn.occurred_at.isoformat()),
+        )
+        self._touch_user(tenant, user)
+        return cursor.rowcount > 0
+
+    def recent_turns(self, tenant: str, user: str, session: str, limit: int) -> list[RecentTurn]:
+        rows = self._db.execute(
+            "SELECT message_id, position, role, content, occurred_at FROM proj_turns "
+            "WHERE tenant=? AND user=? AND session=? ORDER BY position DESC LIMIT ?",
+            (tenant, user, session, limit),
+        ).fetchall()
+        turns = [RecentTurn(session, m, role, c, datetime.fromisoformat(t), p) for m, p, role, c, t in rows]
+        return list(reversed(turns))
+
+    # -- housekeeping -----------------------------------------------------------
+    def _touch_user(self, tenant: str, user: str) -> None:
+        if (tenant, user) not in self._known_users:
+            self._db.execute("INSERT OR IGNORE INTO proj_users VALUES (?,?)", (tenant, user))
+            self._known_users.add((tenant, user))
+
+    def has_user(self, tenant: str, user: str) -> bool:
+        row = self._db.execute("SELECT 1 FROM proj_users WHERE tenant=? AND user=?", (tenant, user)).fetchone()
+        return row is not None
+
+    def has_session(self, tenant: str, user: str, session: str) -> bool:
+        row = self._db.execute(
+            "SELECT 1 FROM proj_turns WHERE tenant=? AND user=? AND session=? LIMIT 1", (tenant, user, session)
+        ).fetchone()
+        return row is not None
+
+    def session_users(self, tenant: str, session: str) -> list[str]:
+        rows = self._db.execute(
+            "SELECT DISTINCT user FROM proj_turns WHERE tenant=? AND session=? ORDER BY user", (tenant, session)
+        )
+        return [r[0] for r in rows]
+
+    def clear(self) -> None:
+        for table in TABLES:
+            self._db.execute(f"DELETE FROM {table}")
+        self._indexes.clear()
+        self._known_users.clear()
+
+    def state_hash(self) -> str:
+        digest = hashlib.sha256()
+        queries = (
+            "SELECT tenant, user, memory_id, version, status, payload FROM proj_memories "
+            "ORDER BY tenant, user, memory_id",
+            "SELECT tenant, user, session, version, payload FROM proj_summaries ORDER BY tenant, user, session, version",
+            "SELECT tenant, user, card_id, version, payload FROM proj_cards ORDER BY tenant, user, card_id",
+            "SELECT tenant, user, session, message_id, position, role, content FROM proj_turns "
+            "ORDER BY tenant, user, session, position, message_id",
+        )
+        for query in queries:
+            for row in self._db.execute(query):
+                digest.update(orjson.dumps([v.decode() if isinstance(v, bytes) else v for v in row]))
+        return digest.hexdigest()
+
+
+def _check_owner(tenant: str, user: str, record_tenant: str, record_user: str) -> None:
+    if (tenant, user) != (record_tenant, record_user):
+        raise ValueError(
+            f"record belongs to {record_tenant}/{record_user}, not to {tenant}/{user}"
+        )

@@ -1,0 +1,94 @@
+"""The store port for current memory. The embedded index and Weaviate implement it.
+
+Every method takes the tenant and the user: there is no way to ask the store
+for anything across tenants or users.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+import numpy as np
+
+from engram.schemas.events import SummarySnapshotted
+from engram.schemas.memory import GlobalCard, MemoryRecord, Role
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One memory found by search, with the score of each channel that found it."""
+
+    record: MemoryRecord
+    vector_score: float
+    keyword_score: float
+    vector: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class RecentTurn:
+    """A projected chat turn for the short-term window (content already redacted)."""
+
+    session_id: str
+    message_id: str
+    role: Role
+    content: str
+    occurred_at: datetime
+    position: int
+
+
+class MemoryStore(Protocol):
+    """Current memory: L1/L3 memories, L2 summaries, global cards and recent turns."""
+
+    def upsert_memory(self, tenant: str, user: str, record: MemoryRecord, vector: np.ndarray) -> bool:
+        """Write a memory unless a newer version is already there. True if written."""
+        ...
+
+    def delete_memory(self, tenant: str, user: str, memory_id: str) -> bool: ...
+
+    def get_memory(self, tenant: str, user: str, memory_id: str) -> MemoryRecord | None: ...
+
+    def list_memories(
+        self, tenant: str, user: str, statuses: tuple[str, ...] = ("active",)
+    ) -> list[MemoryRecord]: ...
+
+    def persona_memories(self, tenant: str, user: str) -> list[MemoryRecord]:
+        """Active L3 persona memories (few; always recalled first)."""
+        ...
+
+    def search_memories(
+        self, tenant: str, user: str, query: str, vector: np.ndarray, limit: int
+    ) -> list[SearchHit]:
+        """Hybrid search over active memories: vector and keyword channels, fused."""
+        ...
+
+    def upsert_summary(self, tenant: str, user: str, snapshot: SummarySnapshotted) -> bool: ...
+
+    def latest_summary(self, tenant: str, user: str, session: str) -> SummarySnapshotted | None: ...
+
+    def upsert_card(self, tenant: str, user: str, card: GlobalCard) -> bool: ...
+
+    def list_cards(self, tenant: str, user: str) -> list[GlobalCard]: ...
+
+    def add_turn(self, tenant: str, user: str, turn: RecentTurn) -> bool: ...
+
+    def recent_turns(self, tenant: str, user: str, session: str, limit: int) -> list[RecentTurn]: ...
+
+    def has_user(self, tenant: str, user: str) -> bool:
+        """Whether anything at all was ever recorded for this tenant and user."""
+        ...
+
+    def has_session(self, tenant: str, user: str, session: str) -> bool: ...
+
+    def session_users(self, tenant: str, session: str) -> list[str]:
+        """Users of the tenant who have turns in this session (for lookups by session)."""
+        ...
+
+    def clear(self) -> None:
+        """Drop everything (for a rebuild from the log)."""
+        ...
+
+    def state_hash(self) -> str:
+        """A hash of the whole projected state, to compare rebuilds."""
+        ...

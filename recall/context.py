@@ -1,0 +1,76 @@
+"""Rendering of the memory context. Pure: what goes into the system prompt, in order."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from engram.core.text import has_cjk
+
+ItemKind = Literal["global", "persona", "memory", "summary"]
+
+REFERENCE_CLAUSE_EN = (
+    "The memory below is for reference only. If it conflicts with what the user says now, "
+    "the user wins."
+)
+REFERENCE_CLAUSE_ZH = "以下记忆仅供参考；如与用户当前所说的内容冲突，以用户当前所说为准。"
+HEADINGS = {
+    "en": {"global": "Global memory", "long": "Long-term memory", "summary": "Session summary",
+           "conflict": "conflicting memories"},
+    "zh": {"global": "全局记忆", "long": "长期记忆", "summary": "会话摘要", "conflict": "存在冲突的记忆"},
+}
+
+
+@dataclass(frozen=True)
+class RecalledItem:
+    """One piece of recalled memory with its score and provenance."""
+
+    kind: ItemKind
+    item_id: str
+    text: str
+    score: float
+    tokens: int
+    source_message_ids: tuple[str, ...] = ()
+    created_at: datetime | None = None
+    conflict_note: str = ""
+    details: dict[str, object] = field(default_factory=dict)
+
+
+def reference_clause(question: str) -> str:
+    return REFERENCE_CLAUSE_ZH if has_cjk(question) else REFERENCE_CLAUSE_EN
+
+
+def render_memory_section(items: Sequence[RecalledItem], question: str) -> str:
+    """The memory block for the system prompt; empty when nothing was recalled."""
+    if not items:
+        return ""
+    words = HEADINGS["zh" if has_cjk(question) else "en"]
+    parts = [reference_clause(question)]
+    cards = [i for i in items if i.kind == "global"]
+    long_term = [i for i in items if i.kind in ("persona", "memory")]
+    summaries = [i for i in items if i.kind == "summary"]
+    if cards:
+        parts.append(f"## {words['global']}\n" + "\n".join(f"- {i.text}" for i in cards))
+    if long_term:
+        parts.append(f"## {words['long']}\n" + "\n".join(_memory_line(i, words["conflict"]) for i in long_term))
+    for summary in summaries:
+        parts.append(f"## {words['summary']}\n{summary.text}")
+    return "\n\n".join(parts)
+
+
+def _memory_line(item: RecalledItem, conflict_word: str) -> str:
+    line = f"- {item.text}"
+    if item.conflict_note:
+        line += f"  ({conflict_word}: {item.conflict_note})"
+    return line
+
+
+def build_messages(
+    system_prompt: str, memory_section: str, recent: Sequence[dict[str, str]], question: str
+) -> list[dict[str, str]]:
+    """Chat messages for the next LLM call: memory inside the one system prompt, never extra ones."""
+    system = "\n\n".join(part for part in (system_prompt.strip(), memory_section) if part)
+    messages = [{"role": "system", "content": system}] if system else []
+    return [*messages, *recent, {"role": "user", "content": question}]

@@ -1,0 +1,229 @@
+"""The recall service: reads the projections only and assembles the memory context.
+
+Order: global memory -> long-term (L3 persona, then L1) -> session summary (L2)
+-> short-term window -> the question. A deadline bounds the whole call; past
+it the service returns what it has. Every recall yields a RecallServed event.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from engram.core.config import EngramConfig
+from engram.core.embedding import Embedder, cosine, embed_text
+from engram.core.scoring import relevance
+from engram.core.text import estimate_tokens
+from engram.projections.ports import MemoryStore, SearchHit
+from engram.schemas.base import stable_id
+from engram.schemas.events import RecallServed
+from engram.schemas.memory import MemoryRecord
+
+from .context import RecalledItem, build_messages, render_memory_section
+from .global_cards import select_cards
+
+log = logging.getLogger("engram.recall")
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    tenant: str
+    user: str
+    agent: str
+    session: str
+    question: str
+    now: datetime
+    message_id: str = ""
+    memory_enabled: bool = True
+    token_budget: int | None = None
+    limit: int | None = None
+
+
+@dataclass
+class RecallResult:
+    """The assembled context and everything needed to explain it."""
+
+    request: RecallRequest
+    memory_section: str
+    items: list[RecalledItem]
+    recent: list[dict[str, str]]
+    retrieval_ms: float
+    build_ms: float
+    deadline_exceeded: bool
+    observation: RecallServed
+    retrieved_ids: list[str] = field(default_factory=list)
+
+    def messages(self, system_prompt: str = "") -> list[dict[str, str]]:
+        return build_messages(system_prompt, self.memory_section, self.recent, self.request.question)
+
+
+class _Deadline:
+    def __init__(self, ms: float) -> None:
+        self.start = time.perf_counter()
+        self.ms = ms
+
+    def elapsed_ms(self) -> float:
+        return (time.perf_counter() - self.start) * 1000
+
+    def passed(self) -> bool:
+        return self.elapsed_ms() > self.ms
+
+
+class RecallService:
+    """Assembles memory context from a MemoryStore with the shared scorer."""
+
+    def __init__(self, store: MemoryStore, embedder: Embedder, config: EngramConfig) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.config = config
+        self.failures = 0
+
+    def safe_recall(self, request: RecallRequest) -> RecallResult:
+        """`recall`, but a failure is logged and counted and yields an empty context."""
+        try:
+            return self.recall(request)
+        except Exception:
+            log.exception("recall failed for %s/%s", request.tenant, request.user)
+            self.failures += 1
+            return self._empty(request)
+
+    def _empty(self, request: RecallRequest) -> RecallResult:
+        observation = self._observe(request, [], [], [], 0.0, 0.0, False)
+        return RecallResult(request, "", [], [], 0.0, 0.0, False, observation)
+
+    def recall(self, request: RecallRequest) -> RecallResult:
+        deadline = _Deadline(self.config.recall.deadline_ms)
+        gathered: list[RecalledItem] = []
+        retrieved: list[str] = []
+        recent: list[dict[str, str]] = []
+        if request.memory_enabled:
+            for stage in (self._global, self._long_term, self._summary):
+                if deadline.passed():
+                    break
+                stage(request, gathered, retrieved)
+            if not deadline.passed():
+                recent = self._recent(request)
+        retrieval_ms = deadline.elapsed_ms()
+        build_start = time.perf_counter()
+        items = self._within_budget(gathered, request)
+        section = render_memory_section(items, request.question)
+        build_ms = (time.perf_counter() - build_start) * 1000
+        exceeded = deadline.passed()
+        observation = self._observe(request, items, retrieved, recent, retrieval_ms, build_ms, exceeded)
+        return RecallResult(request, section, items, recent, retrieval_ms, build_ms, exceeded,
+                            observation, retrieved)
+
+    # -- stages -------------------------------------------------------------------
+    def _global(self, req: RecallRequest, out: list[RecalledItem], retrieved: list[str]) -> None:
+        cards = self.store.list_cards(req.tenant, req.user)
+        for chosen in select_cards(cards, req.agent, req.question, embedder=self.embedder,
+                                   config=self.config.global_memory):
+            retrieved.append(chosen.card.card_id)
+            text = chosen.card.text()
+            out.append(RecalledItem("global", chosen.card.card_id, text, chosen.score,
+                                    estimate_tokens(text), details={"reason": chosen.reason}))
+
+    def _long_term(self, req: RecallRequest, out: list[RecalledItem], retrieved: list[str]) -> None:
+        cfg = self.config.recall
+        persona = self.store.persona_memories(req.tenant, req.user)
+        vector = embed_text(self.embedder, req.question)
+        hits = self.store.search_memories(req.tenant, req.user, req.question, vector, cfg.candidate_limit)
+        retrieved.extend(r.memory_id for r in persona)
+        retrieved.extend(h.record.memory_id for h in hits)
+        persona_ids = {r.memory_id for r in persona}
+        for record in persona:
+            out.append(self._item("persona", record, self._score(req, record), persona_ids))
+        chosen: list[tuple[SearchHit, float]] = []
+        for hit, score in self._rank(req, hits):
+            if hit.record.memory_id in persona_ids or score < cfg.min_score:
+                continue
+            if self._near_duplicate(hit, [c for c, _ in chosen]):
+                continue
+            chosen.append((hit, score))
+            if len(chosen) >= (req.limit or cfg.result_limit):
+                break
+        out.extend(self._item("memory", h.record, s, persona_ids, req) for h, s in chosen)
+
+    def _rank(self, req: RecallRequest, hits: list[SearchHit]) -> list[tuple[SearchHit, float]]:
+        cfg = self.config.recall
+        found = [h for h in hits if h.vector_score >= cfg.vector_min_cosine or h.keyword_score > 0]
+        scored = [(h, self._score(req, h.record)) for h in found]
+        scored.sort(key=lambda pair: (-pair[1], -(pair[0].vector_score + pair[0].keyword_score),
+                                      pair[0].record.memory_id))
+        return scored
+
+    def _score(self, req: RecallRequest, record: MemoryRecord) -> float:
+        cfg = self.config.recall
+        return relevance(req.question, record.content, importance=record.importance,
+                         last_seen=record.last_seen_at, now=req.now, weights=cfg.weights,
+                         half_life_hours=cfg.half_life_hours)
+
+    def _near_duplicate(self, hit: SearchHit, chosen: list[SearchHit]) -> bool:
+        if hit.vector is None:
+            return False
+        limit = self.config.recall.near_duplicate_cosine
+        return any(c.vector is not None and cosine(hit.vector, c.vector) >= limit for c in chosen)
+
+    def _item(self, kind: str, record: MemoryRecord, score: float, persona_ids: set[str],
+              req: RecallRequest | None = None) -> RecalledItem:
+        note = self._conflict_note(record, req) if record.conflict_with and req else ""
+        return RecalledItem(kind, record.memory_id, record.stored_form, score,  # type: ignore[arg-type]
+                            estimate_tokens(record.stored_form), record.source_message_ids,
+                            record.created_at, note, {"type": record.type.value, "slot": record.slot})
+
+    def _conflict_note(self, record: MemoryRecord, req: RecallRequest) -> str:
+        notes = [f"{record.content} ({record.last_seen_at:%Y-%m-%d})"]
+        for other_id in record.conflict_with:
+            other = self.store.get_memory(req.tenant, req.user, other_id)
+            if other is not None and other.status == "active":
+                notes.append(f"{other.content} ({other.last_seen_at:%Y-%m-%d})")
+        return " vs ".join(notes) if len(notes) > 1 else ""
+
+    def _summary(self, req: RecallRequest, out: list[RecalledItem], retrieved: list[str]) -> None:
+        snapshot = self.store.latest_summary(req.tenant, req.user, req.session)
+        if snapshot is None:
+            return
+        retrieved.append(snapshot.summary_id)
+        text = snapshot.sections.render()
+        out.append(RecalledItem("summary", snapshot.summary_id, text, 1.0, estimate_tokens(text),
+                                snapshot.source_message_ids, snapshot.occurred_at,
+                                details={"version": snapshot.version}))
+
+    def _recent(self, req: RecallRequest) -> list[dict[str, str]]:
+        limit = 2 * self.config.recall.recent_rounds
+        turns = self.store.recent_turns(req.tenant, req.user, req.session, limit + 1)
+        turns = [t for t in turns if t.message_id != req.message_id][-limit:]
+        return [{"role": t.role, "content": t.content} for t in turns]
+
+    def _within_budget(self, items: list[RecalledItem], req: RecallRequest) -> list[RecalledItem]:
+        budget = req.token_budget or self.config.recall.token_budget
+        kept, used = [], 0
+        for item in items:
+            if used + item.tokens > budget:
+                continue
+            kept.append(item)
+            used += item.tokens
+        return kept
+
+    def _observe(self, req: RecallRequest, items: list[RecalledItem], retrieved: list[str],
+                 recent: list[dict[str, str]], retrieval_ms: float, build_ms: float,
+                 exceeded: bool) -> RecallServed:
+        long_term = [i for i in items if i.kind in ("persona", "memory")]
+        scores = [i.score for i in long_term]
+        recall_id = stable_id("recall", req.tenant, req.user, req.session, req.message_id,
+                              req.question, req.now.isoformat())
+        return RecallServed(
+            event_id=recall_id, recall_id=recall_id, occurred_at=req.now, tenant_id=req.tenant,
+            user_id=req.user, agent_id=req.agent, session_id=req.session, message_id=req.message_id,
+            question=req.question, memory_enabled=req.memory_enabled, memory_injected=bool(items),
+            retrieved_count=len(retrieved), injected_count=len(items),
+            retrieved_ids=tuple(retrieved), injected_ids=tuple(i.item_id for i in items),
+            retrieval_latency_ms=retrieval_ms, context_build_latency_ms=build_ms,
+            recent_message_count=len(recent), long_term_count=len(long_term),
+            global_count=sum(1 for i in items if i.kind == "global"),
+            summary_present=any(i.kind == "summary" for i in items),
+            top_relevance=max(scores, default=0.0),
+            avg_relevance=sum(scores) / len(scores) if scores else 0.0, deadline_exceeded=exceeded,
+        )

@@ -1,0 +1,230 @@
+"""The embedded runtime: the pure processors driven in-process in log order.
+
+Commit order, per batch, in one SQLite transaction: projection writes and
+derived events are appended as each event is handled, then dirty processor
+states are flushed, then the cursor moves. A crash anywhere rolls the whole
+batch back, so the next run redoes it from the last cursor: effectively
+exactly-once in this runtime (the distributed one relies on idempotency).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter, deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from engram.projections.embedded_store import EmbeddedStore
+from engram.projections.projector import CurrentMemoryProjector
+from engram.recall.service import RecallRequest, RecallResult, RecallService
+from engram.schemas.base import Event, derive_id
+from engram.schemas.codec import encode
+from engram.schemas.events import DeadLettered, TurnRecorded
+from engram.schemas.inputs import TurnInput, summary_request_for, to_turn_event
+from engram.schemas.topics import topic_for
+from engram.streams.processor import Processor, ProcessorContext
+from engram.streams.topology import build_topology
+
+from .context import default_context
+from .log import EventLog, open_database
+
+log = logging.getLogger("engram.runtime")
+
+PIPELINE = "pipeline"
+Progress = Callable[[int], None]
+
+
+@dataclass
+class IngestReport:
+    received: int = 0
+    appended: int = 0
+    duplicates: int = 0
+    events: Counter[str] = field(default_factory=Counter)
+
+
+class EmbeddedRuntime:
+    """Event log, processors and the current-memory projection in one process and one file."""
+
+    def __init__(self, data_dir: Path | str, ctx: ProcessorContext | None = None, batch_size: int = 2000) -> None:
+        self.data_dir = Path(data_dir)
+        self.db = open_database(self.data_dir / "engram.db")
+        self.log = EventLog(self.db)
+        self.ctx = ctx or default_context()
+        self.store = EmbeddedStore(self.db, self.ctx.embedder.dimensions)
+        self.projector = CurrentMemoryProjector(self.store, self.ctx.embedder)
+        self.batch_size = batch_size
+        self.counters: Counter[str] = Counter()
+        self._routes: dict[str, list[Processor]] = {}  # type: ignore[type-arg]
+        for stage in build_topology():
+            for event_type in stage.processor.consumes:
+                self._routes.setdefault(event_type, []).append(stage.processor)
+        self._states: dict[tuple[str, str], BaseModel | None] = {}
+        self._dirty: set[tuple[str, str]] = set()
+
+    # -- edges -----------------------------------------------------------------
+    def ingest(self, turns: Iterable[TurnInput], now: datetime | None = None,
+               progress: Progress | None = None) -> IngestReport:
+        """Append turns (plus one summary trigger per touched session), then process them."""
+        stamp = now or datetime.now(timezone.utc)
+        report = IngestReport()
+        last_by_session: dict[tuple[str, str, str], TurnRecorded] = {}
+        chunk: list[TurnRecorded] = []
+        for turn in turns:
+            event = to_turn_event(turn, stamp)
+            chunk.append(event)
+            last_by_session[(event.tenant_id, event.user_id, event.session_id)] = event
+            if len(chunk) >= self.batch_size:
+                self._append_turns(chunk, report)
+                chunk = []
+        self._append_turns(chunk, report)
+        self.append([summary_request_for(t) for t in last_by_session.values()], process=False)
+        before = self.log.last_seq()
+        self.pump(progress)
+        report.events.update(self._types_after(before))
+        return report
+
+    def _append_turns(self, chunk: list[TurnRecorded], report: IngestReport) -> None:
+        with self._transaction():
+            appended = len(self.log.append_all(chunk))
+        report.received += len(chunk)
+        report.appended += appended
+        report.duplicates += len(chunk) - appended
+
+    def append(self, events: Iterable[Event], process: bool = True) -> int:
+        """Append edge events (commands, cards, observations); process them unless told not to."""
+        with self._transaction():
+            count = len(self.log.append_all(events))
+        if process:
+            self.pump()
+        return count
+
+    # -- processing ---------------------------------------------------------------
+    def pump(self, progress: Progress | None = None) -> int:
+        """Process every event after the cursor until the log is idle. Returns events handled."""
+        handled = 0
+        cursor = self.log.cursor(PIPELINE)
+        while batch := self.log.read(after=cursor, limit=self.batch_size):
+            try:
+                with self._transaction():
+                    cursor, count = self._handle_batch(batch, cursor)
+                    self._flush_states()
+                    self.log.set_cursor(PIPELINE, cursor)
+            except BaseException:
+                self._states.clear()
+                self._dirty.clear()
+                raise
+            handled += count
+            if progress is not None:
+                progress(len(batch))
+        return handled
+
+    def _handle_batch(self, batch: list[tuple[int, Event]], cursor: int) -> tuple[int, int]:
+        queue = deque(batch)
+        count = 0
+        while queue:
+            seq, event = queue.popleft()
+            self.projector.apply(event, seq)
+            for processor in self._routes.get(event.type, ()):
+                queue.extend(self.log.append_all(self._run(processor, event)))
+            cursor = max(cursor, seq)
+            count += 1
+            self.counters[event.type] += 1
+        return cursor, count
+
+    def _run(self, processor: Processor, event: Event) -> list[Event]:  # type: ignore[type-arg]
+        key = processor.state_key(event)
+        state = self._state(processor, key) if key is not None else None
+        try:
+            new_state, outputs = processor.process(state, event, self.ctx)
+        except Exception as exc:  # one bad event must not block the others
+            log.exception("processor %s failed on %s", processor.name, event.event_id)
+            self.counters[f"failed.{processor.name}"] += 1
+            return [_dead_letter(processor.name, event, exc)]
+        if key is not None:
+            self._states[(processor.name, key)] = new_state
+            self._dirty.add((processor.name, key))
+        return outputs
+
+    def _state(self, processor: Processor, key: str) -> BaseModel | None:  # type: ignore[type-arg]
+        slot = (processor.name, key)
+        if slot not in self._states:
+            row = self.db.execute(
+                "SELECT value FROM log_state WHERE processor=? AND key=?", slot
+            ).fetchone()
+            state_type = processor.state_type
+            self._states[slot] = state_type.model_validate_json(row[0]) if row and state_type else None
+        return self._states[slot]
+
+    def _flush_states(self) -> None:
+        rows = [
+            (name, key, state.model_dump_json().encode())
+            for (name, key) in self._dirty
+            if (state := self._states.get((name, key))) is not None
+        ]
+        self.db.executemany("INSERT OR REPLACE INTO log_state VALUES (?,?,?)", rows)
+        self._dirty.clear()
+        if len(self._states) > 50_000:
+            self._states.clear()
+
+    # -- reads ---------------------------------------------------------------------
+    def recall(self, request: RecallRequest) -> RecallResult:
+        """Assemble the memory context and log the observation. Never raises into the chat."""
+        result = RecallService(self.store, self.ctx.embedder, self.ctx.config).safe_recall(request)
+        try:
+            self.append([result.observation], process=False)
+        except Exception:  # the observation is best effort; the chat goes on
+            log.exception("could not log recall %s", result.observation.recall_id)
+            self.counters["failed.recall_observation"] += 1
+        return result
+
+    # -- rebuild -----------------------------------------------------------------
+    def replay(self, progress: Progress | None = None) -> str:
+        """Drop the projection and rebuild it from the log; return the new state hash."""
+        with self._transaction():
+            self.store.clear()
+            for seq, event in self.log.scan():
+                self.projector.apply(event, seq)
+                if progress is not None:
+                    progress(1)
+        return self.store.state_hash()
+
+    def _types_after(self, seq: int) -> Counter[str]:
+        rows = self.db.execute("SELECT type, COUNT(*) FROM log_events WHERE seq > ? GROUP BY type", (seq,))
+        return Counter(dict(rows.fetchall()))
+
+    def _transaction(self) -> "_Tx":
+        return _Tx(self.db)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> "EmbeddedRuntime":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Tx:
+    def __init__(self, db) -> None:  # type: ignore[no-untyped-def]
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN")
+
+    def __exit__(self, exc_type, exc, tb) -> None:  # type: ignore[no-untyped-def]
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def _dead_letter(processor: str, event: Event, exc: Exception) -> DeadLettered:
+    return DeadLettered(
+        event_id=derive_id(event.event_id, processor, "dead-letter"),
+        occurred_at=event.occurred_at, tenant_id=event.tenant_id, user_id=event.user_id,
+        causation_ids=(event.event_id,), correlation_id=event.correlation_id,
+        source_topic=topic_for(event.type), reason=f"{processor} failed: {exc!r}"[:2000],
+        raw=encode(event).decode(),
+    )

@@ -1,0 +1,76 @@
+"""Event envelope shared by every Engram event, and deterministic ids."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import datetime, timezone
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator
+
+ENGRAM_NAMESPACE = uuid.UUID("6f1c2b9e-5d0a-4c57-9a61-2f0e8d7b3c41")
+
+_ID_PATTERN = re.compile(r"^[^\s/\x00-\x1f\x7f]{1,128}$")
+
+
+def _check_identifier(value: str) -> str:
+    if not _ID_PATTERN.match(value):
+        raise ValueError(
+            "must be 1-128 characters with no whitespace, '/' or control characters"
+        )
+    return value
+
+
+Identifier = Annotated[str, AfterValidator(_check_identifier)]
+"""A tenant, user, agent, session or message id as clients send it."""
+
+
+def utc(value: datetime) -> datetime:
+    """Return `value` as an aware UTC datetime (naive values are taken as UTC)."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+def derive_id(source_id: str, processor: str, index: int | str = 0) -> str:
+    """Deterministic id of a derived event: replays produce the same ids."""
+    return str(uuid.uuid5(ENGRAM_NAMESPACE, f"{source_id}/{processor}/{index}"))
+
+
+def stable_id(*parts: str) -> str:
+    """Deterministic id from a tuple of natural-key parts."""
+    return str(uuid.uuid5(ENGRAM_NAMESPACE, "/".join(parts)))
+
+
+class Frozen(BaseModel):
+    """Base for immutable value objects."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Event(Frozen):
+    """Envelope: every event has an id, a type, a schema version and an event time.
+
+    `causation_ids` are the ids of the events this one was derived from;
+    `correlation_id` is the trace id of the chat turn that started the chain.
+    """
+
+    event_id: str
+    type: str
+    schema_version: int
+    occurred_at: datetime
+    tenant_id: Identifier
+    user_id: Identifier
+    causation_ids: tuple[str, ...] = ()
+    correlation_id: str = ""
+
+    @field_validator("occurred_at")
+    @classmethod
+    def _aware_utc(cls, value: datetime) -> datetime:
+        return utc(value)
+
+    @property
+    def partition_key(self) -> str:
+        """Every topic is keyed by tenant/user so one user's events stay ordered."""
+        return f"{self.tenant_id}/{self.user_id}"

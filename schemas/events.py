@@ -1,0 +1,238 @@
+"""The concrete Engram events. Each is frozen, versioned and self-describing."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import Field
+
+from .base import Event, Frozen, Identifier
+from .memory import Candidate, GlobalCard, MemoryRecord, MemoryType, Role, SummarySections
+
+MAX_CONTENT_CHARS = 32_000
+
+
+class TurnRecorded(Event):
+    """L0: one chat message, appended once and never changed. Source of truth."""
+
+    type: Literal["TurnRecorded"] = "TurnRecorded"
+    schema_version: Literal[2] = 2
+    agent_id: Identifier
+    session_id: Identifier
+    message_id: Identifier
+    parent_id: str | None = None
+    role: Role
+    content: str = Field(max_length=MAX_CONTENT_CHARS)
+    metadata: dict[str, str] = Field(default_factory=dict)
+
+
+class SummaryRequested(Event):
+    """Ask the summarizer to check its trigger for one session (edge or timer)."""
+
+    type: Literal["SummaryRequested"] = "SummaryRequested"
+    schema_version: Literal[1] = 1
+    agent_id: str = ""
+    session_id: Identifier
+
+
+SkipReason = Literal[
+    "too_short", "no_signal", "chit_chat", "nothing_extracted", "no_decision_signal"
+]
+
+
+class TurnSkipped(Event):
+    """A turn that produced no candidate, and why (counted, never silent)."""
+
+    type: Literal["TurnSkipped"] = "TurnSkipped"
+    schema_version: Literal[1] = 1
+    session_id: str
+    message_id: str
+    role: Role
+    reason: SkipReason
+
+
+class MemoryProposed(Event):
+    """A candidate that passed the guard; consolidation decides what it becomes."""
+
+    type: Literal["MemoryProposed"] = "MemoryProposed"
+    schema_version: Literal[1] = 1
+    agent_id: str
+    session_id: str
+    candidate: Candidate
+    importance: float = Field(ge=0.0, le=1.0)
+    extractor: Literal["rule", "llm"] = "rule"
+
+
+GuardAction = Literal["redacted", "rejected"]
+
+
+class GuardFired(Event):
+    """Audit of one guard rule. Holds a hash of the original, never the secret."""
+
+    type: Literal["GuardFired"] = "GuardFired"
+    schema_version: Literal[1] = 1
+    session_id: str
+    message_id: str
+    rule: str
+    action: GuardAction
+    original_sha256: str
+    memory_type: str = ""
+    detail: str = ""
+
+
+ChangeKind = Literal[
+    "created", "updated", "reinforced", "replaced", "retired",
+    "pinned", "unpinned", "corrected", "deleted", "archived", "discarded",
+]
+Relation = Literal["new", "same", "append", "replace", "skip", "conflict", "user", "decay"]
+Judge = Literal["rule", "llm", "user", "system"]
+
+
+class MemoryChanged(Event):
+    """One change to one memory, with the state before and after and who decided."""
+
+    type: Literal["MemoryChanged"] = "MemoryChanged"
+    schema_version: Literal[1] = 1
+    memory_id: str
+    change: ChangeKind
+    before: MemoryRecord | None = None
+    after: MemoryRecord | None = None
+    relation: Relation
+    judge: Judge
+    reason: str = ""
+
+
+class SummarySnapshotted(Event):
+    """L2: one versioned session summary and the message range it covers."""
+
+    type: Literal["SummarySnapshotted"] = "SummarySnapshotted"
+    schema_version: Literal[1] = 1
+    agent_id: str = ""
+    session_id: str
+    summary_id: str
+    version: int
+    range_start_message_id: str
+    range_end_message_id: str
+    source_message_count: int
+    total_message_count: int
+    source_message_ids: tuple[str, ...] = ()
+    sections: SummarySections
+    latency_ms: float = 0.0
+    status: Literal["ok", "failed"] = "ok"
+    error: str = ""
+    summarizer: Literal["extractive", "llm"] = "extractive"
+
+
+class GlobalCardSaved(Event):
+    """A global card created or changed by its owner (full new state)."""
+
+    type: Literal["GlobalCardSaved"] = "GlobalCardSaved"
+    schema_version: Literal[1] = 1
+    card: GlobalCard
+
+
+class GlobalCardDeleted(Event):
+    """A global card deleted logically."""
+
+    type: Literal["GlobalCardDeleted"] = "GlobalCardDeleted"
+    schema_version: Literal[1] = 1
+    card_id: str
+
+
+class RecallServed(Event):
+    """Observation of one recall (SPEC §8)."""
+
+    type: Literal["RecallServed"] = "RecallServed"
+    schema_version: Literal[1] = 1
+    recall_id: str
+    agent_id: str
+    session_id: str
+    message_id: str = ""
+    question: str
+    memory_enabled: bool = True
+    memory_injected: bool
+    retrieved_count: int
+    injected_count: int
+    retrieved_ids: tuple[str, ...] = ()
+    injected_ids: tuple[str, ...] = ()
+    retrieval_latency_ms: float
+    context_build_latency_ms: float
+    recent_message_count: int
+    long_term_count: int
+    global_count: int = 0
+    summary_present: bool
+    top_relevance: float = 0.0
+    avg_relevance: float = 0.0
+    deadline_exceeded: bool = False
+
+
+class FeedbackGiven(Event):
+    """A user's verdict on one recall: 0 none, 1 good, 2 bad."""
+
+    type: Literal["FeedbackGiven"] = "FeedbackGiven"
+    schema_version: Literal[1] = 1
+    recall_id: str
+    rating: Literal[0, 1, 2]
+    reason: str = ""
+    remark: str = ""
+
+
+class ForgetRequested(Event):
+    """User control: forget given memories, memories matching a text, or everything."""
+
+    type: Literal["ForgetRequested"] = "ForgetRequested"
+    schema_version: Literal[1] = 1
+    memory_ids: tuple[str, ...] = ()
+    topic_text: str = ""
+    everything: bool = False
+
+
+class PinRequested(Event):
+    type: Literal["PinRequested"] = "PinRequested"
+    schema_version: Literal[1] = 1
+    memory_id: str
+    pinned: bool = True
+
+
+class CorrectionRequested(Event):
+    type: Literal["CorrectionRequested"] = "CorrectionRequested"
+    schema_version: Literal[1] = 1
+    memory_id: str
+    content: str = Field(min_length=1, max_length=2000)
+
+
+class DeadLettered(Event):
+    """An input that could not be processed, with the reason and its raw bytes."""
+
+    type: Literal["DeadLettered"] = "DeadLettered"
+    schema_version: Literal[1] = 1
+    source_topic: str
+    reason: str
+    raw: str
+    """The original payload, base64 if it was not valid UTF-8."""
+
+
+AnyEvent = Annotated[
+    Union[
+        TurnRecorded, SummaryRequested, TurnSkipped, MemoryProposed, GuardFired,
+        MemoryChanged, SummarySnapshotted, GlobalCardSaved, GlobalCardDeleted,
+        RecallServed, FeedbackGiven, ForgetRequested, PinRequested,
+        CorrectionRequested, DeadLettered,
+    ],
+    Field(discriminator="type"),
+]
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.model_fields["type"].default: cls
+    for cls in (
+        TurnRecorded, SummaryRequested, TurnSkipped, MemoryProposed, GuardFired,
+        MemoryChanged, SummarySnapshotted, GlobalCardSaved, GlobalCardDeleted,
+        RecallServed, FeedbackGiven, ForgetRequested, PinRequested,
+        CorrectionRequested, DeadLettered,
+    )
+}
+
+__all__ = [
+    "AnyEvent", "Candidate", "EVENT_TYPES", "GlobalCard", "MemoryRecord", "MemoryType",
+    "SummarySections", "Frozen",
+] + [name for name in EVENT_TYPES]

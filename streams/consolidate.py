@@ -1,0 +1,264 @@
+"""Consolidation: find -> filter -> judge -> apply, per user, one candidate at a time.
+
+State is the user's active memories. Every decision becomes a MemoryChanged
+event with before/after, the relation, who judged and why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel, Field
+
+from engram.core.embedding import cosine, embed_text
+from engram.core.ports import Judgement
+from engram.schemas.base import Event, derive_id
+from engram.schemas.events import (
+    ChangeKind, CorrectionRequested, ForgetRequested, Judge, MemoryChanged, MemoryProposed,
+    PinRequested, Relation,
+)
+from engram.schemas.memory import PERSONA_SLOTS, MemoryRecord, is_single_valued
+
+from .forget import select_forget_targets
+from .merge_rules import judge_by_rules, topics_match
+from .processor import ProcessorContext
+
+MAX_PROVENANCE = 50
+RELATION_PRIORITY = ("same", "replace", "conflict", "append", "skip")
+
+
+class UserMemories(BaseModel):
+    """Active memories of one user, by id."""
+
+    memories: dict[str, MemoryRecord] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Related:
+    record: MemoryRecord
+    cosine: float
+    judgement: Judgement
+
+
+class ConsolidateProcessor:
+    """Merges candidates into a user's memory; also applies user controls."""
+
+    name = "consolidate"
+    consumes = frozenset({"MemoryProposed", "ForgetRequested", "PinRequested", "CorrectionRequested"})
+    state_type = UserMemories
+
+    def state_key(self, event: Event) -> str:
+        return event.partition_key
+
+    def process(
+        self, state: UserMemories | None, event: Event, ctx: ProcessorContext
+    ) -> tuple[UserMemories, list[Event]]:
+        state = UserMemories.model_construct(memories=dict(state.memories)) if state else UserMemories()
+        if isinstance(event, MemoryProposed):
+            changes = _consolidate(state, event, ctx)
+        elif isinstance(event, ForgetRequested):
+            changes = _forget(state, event)
+        elif isinstance(event, PinRequested):
+            changes = _pin(state, event)
+        elif isinstance(event, CorrectionRequested):
+            changes = _correct(state, event)
+        else:
+            changes = []
+        return state, _to_events(event, changes)
+
+
+@dataclass(frozen=True)
+class _Change:
+    memory_id: str
+    change: ChangeKind
+    before: MemoryRecord | None
+    after: MemoryRecord | None
+    relation: Relation
+    judge: Judge
+    reason: str
+
+
+def _to_events(source: Event, changes: list[_Change]) -> list[Event]:
+    return [
+        MemoryChanged(
+            event_id=derive_id(source.event_id, "consolidate", i),
+            occurred_at=source.occurred_at,
+            tenant_id=source.tenant_id,
+            user_id=source.user_id,
+            causation_ids=(source.event_id,),
+            correlation_id=source.correlation_id or source.event_id,
+            memory_id=c.memory_id,
+            change=c.change,
+            before=c.before,
+            after=c.after,
+            relation=c.relation,
+            judge=c.judge,
+            reason=c.reason,
+        )
+        for i, c in enumerate(changes)
+    ]
+
+
+def _apply(state: UserMemories, change: _Change) -> _Change:
+    if change.after is not None and change.after.status == "active":
+        state.memories[change.memory_id] = change.after
+    else:
+        state.memories.pop(change.memory_id, None)
+    return change
+
+
+def _consolidate(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext) -> list[_Change]:
+    related = _judged_related(state, event, ctx)
+    by_relation = {r: [x for x in related if x.judgement.relation == r] for r in RELATION_PRIORITY}
+    if by_relation["same"]:
+        return [_apply(state, _reinforce(event, by_relation["same"][0], ctx))]
+    if by_relation["skip"] and not by_relation["replace"]:
+        first = by_relation["skip"][0]
+        return [_discard(event, first)]
+    changes = [_apply(state, _retire(event, r)) for r in by_relation["replace"]]
+    conflicts = by_relation["conflict"]
+    created = _new_record(event, conflict_with=tuple(r.record.memory_id for r in conflicts))
+    relation, judge, reason = _creation_reason(related, by_relation)
+    changes.append(_apply(state, _Change(created.memory_id, "created", None, created, relation, judge, reason)))
+    changes.extend(_apply(state, _link_conflict(r, created)) for r in conflicts)
+    return changes
+
+
+def _judged_related(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext) -> list[_Related]:
+    """Rules first for every related memory; the model judge only if no rule found a match."""
+    cfg = ctx.config.merge
+    found = _find(state, event, ctx)[: cfg.max_candidates]
+    by_rule = [(record, cos, judge_by_rules(event.candidate, record, cos, cfg)) for record, cos in found]
+    settled = any(j is not None and j.relation == "same" for _, _, j in by_rule)
+    return [_Related(record, cos, j or _undecided(event, record, ctx, settled)) for record, cos, j in by_rule]
+
+
+def _undecided(event: MemoryProposed, record: MemoryRecord, ctx: ProcessorContext, settled: bool) -> Judgement:
+    if not settled and ctx.judge is not None:
+        judgement = ctx.judge.judge(event.candidate, record)
+        if judgement is not None:
+            return judgement
+    return Judgement("new", "no rule settled it; kept as a separate memory", "rule")
+
+
+def _find(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext) -> list[tuple[MemoryRecord, float]]:
+    """Same type (or slot), cosine above the recall-oriented threshold, or the same topic."""
+    candidate = event.candidate
+    single = is_single_valued(candidate.slot)
+    vector = embed_text(ctx.embedder, candidate.content)
+    found = []
+    for record in state.memories.values():
+        if record.type != candidate.type:
+            continue
+        cos = cosine(vector, embed_text(ctx.embedder, record.content))
+        if (single and record.slot == candidate.slot) or cos >= ctx.config.merge.find_cosine or topics_match(
+            record.topic, candidate.topic
+        ):
+            found.append((record, cos))
+    found.sort(key=lambda pair: (-pair[1], pair[0].memory_id))
+    return found
+
+
+def _creation_reason(related: list[_Related], by_relation: dict[str, list[_Related]]) -> tuple[Relation, Judge, str]:
+    for relation in ("replace", "conflict", "append"):
+        if by_relation[relation]:
+            j = by_relation[relation][0].judgement
+            return relation, j.judge, j.reason  # type: ignore[return-value]
+    if related:
+        j = related[0].judgement
+        return "new", j.judge, j.reason
+    return "new", "rule", "no related memory"
+
+
+def _new_record(event: MemoryProposed, conflict_with: tuple[str, ...] = ()) -> MemoryRecord:
+    c = event.candidate
+    return MemoryRecord(
+        memory_id=derive_id(event.event_id, "consolidate", "memory"),
+        tenant_id=event.tenant_id, user_id=event.user_id,
+        agent_id=event.agent_id, session_id=event.session_id,
+        layer="L3" if c.slot in PERSONA_SLOTS else "L1",
+        type=c.type, slot=c.slot, topic=c.topic, negated=c.negated, content=c.content,
+        confidence=c.confidence, importance=event.importance,
+        conflict_with=conflict_with, entities=c.entities, keywords=c.keywords,
+        source_message_ids=c.source_message_ids, source_event_ids=(event.event_id,),
+        created_at=event.occurred_at, updated_at=event.occurred_at, last_seen_at=event.occurred_at,
+    )
+
+
+def _merge_ids(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[str, ...]:
+    merged = old + tuple(x for x in new if x not in old)
+    return merged[-MAX_PROVENANCE:]
+
+
+def _reinforce(event: MemoryProposed, related: _Related, ctx: ProcessorContext) -> _Change:
+    old, c = related.record, event.candidate
+    longer = len(c.content) > len(old.content) and related.cosine < ctx.config.merge.near_duplicate_cosine
+    updates: dict[str, object] = {
+        "source_count": old.source_count + 1,
+        "importance": min(1.0, max(old.importance, event.importance) + ctx.config.merge.importance_bump),
+        "confidence": max(old.confidence, c.confidence),
+        "source_message_ids": _merge_ids(old.source_message_ids, c.source_message_ids),
+        "source_event_ids": _merge_ids(old.source_event_ids, (event.event_id,)),
+        "last_seen_at": max(old.last_seen_at, event.occurred_at),
+        "updated_at": event.occurred_at,
+        "version": old.version + 1,
+    }
+    if longer:
+        updates.update(content=c.content, topic=c.topic or old.topic,
+                       entities=_merge_ids(old.entities, c.entities),
+                       keywords=_merge_ids(old.keywords, c.keywords))
+    after = old.model_copy(update=updates)
+    j = related.judgement
+    kind: ChangeKind = "updated" if longer else "reinforced"
+    return _Change(old.memory_id, kind, old, after, "same", j.judge, j.reason)  # type: ignore[arg-type]
+
+
+def _retire(event: MemoryProposed, related: _Related) -> _Change:
+    old = related.record
+    after = old.model_copy(update={"status": "replaced", "updated_at": event.occurred_at, "version": old.version + 1})
+    j = related.judgement
+    return _Change(old.memory_id, "replaced", old, after, "replace", j.judge, j.reason)  # type: ignore[arg-type]
+
+
+def _discard(event: MemoryProposed, related: _Related) -> _Change:
+    j = related.judgement
+    memory_id = derive_id(event.event_id, "consolidate", "memory")
+    return _Change(memory_id, "discarded", related.record, None, "skip", j.judge, j.reason)  # type: ignore[arg-type]
+
+
+def _link_conflict(related: _Related, created: MemoryRecord) -> _Change:
+    old = related.record
+    after = old.model_copy(update={
+        "conflict_with": old.conflict_with + (created.memory_id,),
+        "updated_at": created.created_at, "version": old.version + 1,
+    })
+    j = related.judgement
+    return _Change(old.memory_id, "updated", old, after, "conflict", j.judge, j.reason)  # type: ignore[arg-type]
+
+
+def _forget(state: UserMemories, event: ForgetRequested) -> list[_Change]:
+    targets = select_forget_targets(list(state.memories.values()), event)
+    return [
+        _apply(state, _Change(r.memory_id, "deleted", r, None, "user", "user", "forgotten at the user's request"))
+        for r in targets
+    ]
+
+
+def _pin(state: UserMemories, event: PinRequested) -> list[_Change]:
+    old = state.memories.get(event.memory_id)
+    if old is None or old.pinned == event.pinned:
+        return []
+    after = old.model_copy(update={"pinned": event.pinned, "updated_at": event.occurred_at, "version": old.version + 1})
+    kind: ChangeKind = "pinned" if event.pinned else "unpinned"
+    return [_apply(state, _Change(old.memory_id, kind, old, after, "user", "user", f"{kind} by the user"))]
+
+
+def _correct(state: UserMemories, event: CorrectionRequested) -> list[_Change]:
+    old = state.memories.get(event.memory_id)
+    if old is None:
+        return []
+    after = old.model_copy(update={
+        "content": event.content, "confidence": 1.0, "updated_at": event.occurred_at,
+        "version": old.version + 1, "source_event_ids": _merge_ids(old.source_event_ids, (event.event_id,)),
+    })
+    return [_apply(state, _Change(old.memory_id, "corrected", old, after, "user", "user", "corrected by the user"))]

@@ -1,0 +1,113 @@
+"""Cheap pre-extraction filters (SPEC §3.1-3.2) and the signal detectors they share.
+
+`filter_turn` answers "is this turn worth extracting from?" with a skip
+reason, or None when it passes. The detectors (`has_user_signal`,
+`has_decision_signal`, `is_chit_chat`) are also used by the rule extractor and
+the guard, so the three agree on what counts as a confirmation.
+"""
+
+from __future__ import annotations
+
+import re
+
+from engram.core.config import FilterConfig
+from engram.schemas.events import SkipReason
+from engram.schemas.memory import Role
+
+_DEFAULT = FilterConfig()
+
+_ZH_USER_SIGNALS = ("我", "喜欢", "希望", "想要", "计划", "以后", "不要", "需要", "偏好", "目标", "约束")
+_EN_USER_SIGNAL = re.compile(
+    r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|we|our|like|love|hate|prefer|want|plan|"
+    r"planning|never|always|don't|dont|do not|need|goal|avoid|usually|favorite|favourite)\b",
+    re.IGNORECASE,
+)
+
+_ZH_DECISION_SIGNALS = ("已确认", "最终", "确定", "就按", "采用", "执行", "可以开始", "没问题", "决定", "敲定", "约定")
+_EN_DECISION_SIGNAL = re.compile(
+    r"\b(?:ok|okay|confirmed|decided|agreed|final|finalized|settled|"
+    r"approved|will do|sounds good|no problem|go ahead|locked in|"
+    r"(?:we|we'll|we will|let's|let us|i'll|i will)\s+(?:go|proceed|stick)\s+with)\b",
+    re.IGNORECASE,
+)
+
+_CHIT_CHAT_PHRASES = frozenset(
+    """哈 哈哈 呵呵 嘿嘿 嗯 嗯嗯 哦 噢 啊 好 好的 好吧 好哒 好滴 行 可以 收到 明白 知道了 了解 懂了
+    继续 谢谢 多谢 感谢 谢啦 辛苦了 不客气 没事 再见 拜拜 晚安 早安 早上好 你好 您好 在吗 对 是的 嗯呢
+    ok okay k kk thanks thank thx ty cool nice great yes yeah yep no nope sure fine hi hello hey bye
+    goodbye lol haha hahaha hmm got it you welcome np alright right please continue go on see
+    soon later so much very lot a 你 您 啦 呀 吧 呢 嘛 哒 了 哟 噢耶""".split()
+)
+_CHIT_CHAT_SPLIT = re.compile(r"[\s\W_]+", re.UNICODE)
+_ZH_LAUGH = re.compile(r"^(?:[哈呵嘿嘻]+|6+|[.。!！~～]+)$")
+
+
+def has_user_signal(text: str) -> bool:
+    """A first-person or intent signal (zh keyword or en word)."""
+    for signal in _ZH_USER_SIGNALS:
+        if signal in text:
+            return True
+    return _EN_USER_SIGNAL.search(text) is not None
+
+
+def has_decision_signal(text: str) -> bool:
+    """A confirmation/decision signal in assistant text ("已确认", "we'll go with"…)."""
+    for signal in _ZH_DECISION_SIGNALS:
+        if signal in text:
+            return True
+    return _EN_DECISION_SIGNAL.search(text) is not None
+
+
+def is_chit_chat(text: str) -> bool:
+    """True if the text is made only of pleasantries, acknowledgements or laughter."""
+    words = [w for w in _CHIT_CHAT_SPLIT.split(text.lower()) if w]
+    if not words or len(words) > 6:
+        return not words
+    return all(_is_chit_chat_word(w) for w in words)
+
+
+def _is_chit_chat_word(word: str) -> bool:
+    if word in _CHIT_CHAT_PHRASES or _ZH_LAUGH.match(word):
+        return True
+    # An unsegmented Chinese run such as "好的谢谢" or "哈哈好的".
+    return _covered_by_phrases(word)
+
+
+def _covered_by_phrases(run: str) -> bool:
+    i = 0
+    while i < len(run):
+        for size in (3, 2, 1):
+            if run[i : i + size] in _CHIT_CHAT_PHRASES:
+                i += size
+                break
+        else:
+            return False
+    return True
+
+
+def filter_turn(role: Role, text: str, config: FilterConfig = _DEFAULT) -> SkipReason | None:
+    """Basic filter, then heuristic filter. Returns the skip reason, or None to extract."""
+    stripped = text.strip()
+    if role == "user":
+        return _filter_user(stripped, config)
+    return _filter_assistant(stripped, config)
+
+
+def _filter_user(text: str, config: FilterConfig) -> SkipReason | None:
+    if len(text) < config.min_user_chars:
+        return "too_short"
+    if is_chit_chat(text):
+        return "chit_chat"
+    if len(text) > config.user_pass_length or has_user_signal(text):
+        return None
+    return "no_signal"
+
+
+def _filter_assistant(text: str, config: FilterConfig) -> SkipReason | None:
+    if len(text) < config.min_assistant_chars:
+        return "too_short"
+    if is_chit_chat(text):
+        return "chit_chat"
+    if len(text) > config.assistant_pass_length or has_decision_signal(text):
+        return None
+    return "no_decision_signal"

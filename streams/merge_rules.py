@@ -1,0 +1,55 @@
+"""Rule judge for consolidation: the easy relations decided without a model.
+
+Returns None when no rule applies, so an LLM judge (when configured) or the
+default "new" can decide.
+"""
+
+from __future__ import annotations
+
+from engram.core.config import MergeConfig
+from engram.core.ports import Judgement
+from engram.core.text import char_jaccard, compact
+from engram.schemas.memory import Candidate, MemoryRecord, is_single_valued
+
+TENTATIVE_CONFIDENCE = 0.5
+
+
+def topics_match(a: str | None, b: str | None) -> bool:
+    """Same topic, or one topic contains the other ("java" vs "java编程")."""
+    if not a or not b:
+        return False
+    ca, cb = compact(a), compact(b)
+    return bool(ca and cb) and (ca in cb or cb in ca)
+
+
+def judge_by_rules(
+    candidate: Candidate, existing: MemoryRecord, cosine: float, config: MergeConfig
+) -> Judgement | None:
+    """Decide the relation of a candidate to one related existing memory, if rules can."""
+    new_text, old_text = compact(candidate.content), compact(existing.content)
+    if new_text == old_text or cosine >= config.near_duplicate_cosine:
+        return Judgement("same", "near-duplicate of an existing memory", "rule")
+    if candidate.slot == existing.slot and is_single_valued(candidate.slot):
+        return Judgement("replace", f"single-valued slot {candidate.slot} takes the newer value", "rule")
+    same_topic = topics_match(candidate.topic, existing.topic)
+    if same_topic and candidate.negated != existing.negated:
+        return _reversal(candidate, existing)
+    if new_text in old_text or old_text in new_text:
+        return Judgement("same", "one statement contains the other; keeping the more specific", "rule")
+    if same_topic:
+        return Judgement("same", f"same topic {candidate.topic!r} with the same stance", "rule")
+    if candidate.topic and existing.topic:
+        return Judgement("new", "different topics", "rule")
+    if char_jaccard(candidate.content, existing.content) < config.related_jaccard:
+        return Judgement("new", "unrelated by character overlap", "rule")
+    return None
+
+
+def _reversal(candidate: Candidate, existing: MemoryRecord) -> Judgement:
+    if candidate.confidence < TENTATIVE_CONFIDENCE <= existing.confidence:
+        return Judgement(
+            "conflict",
+            f"tentative reversal of topic {candidate.topic!r} against a confident memory",
+            "rule",
+        )
+    return Judgement("replace", f"newer statement reverses the stance on {candidate.topic!r}", "rule")

@@ -1,0 +1,124 @@
+"""Shared pieces of the rule extractor: drafts, sentence splitting, normalisation."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from engram.core.text import EN_STOPWORDS
+from engram.schemas.memory import MemoryType
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """A candidate before it is bound to a turn (no message ids yet)."""
+
+    type: MemoryType
+    content: str
+    confidence: float
+    attribute: str | None = None
+    topic: str | None = None
+    negated: bool = False
+    entities: tuple[str, ...] = ()
+
+
+CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CJK_SPACE = re.compile(
+    r"\s+(?=[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef])"
+    r"|(?<=[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef])\s+"
+)
+_SENTENCE_SPLIT = re.compile(r"(?<=[。！？!?\n])\s*|(?<=[.…])\s+")
+_WS = re.compile(r"\s+")
+
+
+def prepare(text: str) -> str:
+    """NFKC (full-width letters and punctuation to ASCII) and no spaces beside CJK."""
+    text = unicodedata.normalize("NFKC", text)
+    if CJK.search(text):
+        text = _CJK_SPACE.sub("", text)
+    return _WS.sub(" ", text).strip()
+
+
+def sentences(text: str) -> list[tuple[str, bool]]:
+    """`(sentence, is_question)` pairs; terminators stay on the sentence."""
+    out: list[tuple[str, bool]] = []
+    for part in _SENTENCE_SPLIT.split(text):
+        part = part.strip()
+        if part:
+            out.append((part, part.endswith("?")))
+    return out
+
+
+_TRIM = " \t,.;:!?~…\"'()[]{}<>-—*`“”‘’"
+_EN_TOPIC_LEAD = re.compile(r"^(?:(?:the|a|an|my|some|any|all|to|more|much|really|also)\s+)+", re.I)
+_EN_TOPIC_TAIL = re.compile(
+    r"(?:\s+(?:anymore|any more|now|too|as well|a lot|a bit|so much|very much|the most|more|"
+    r"these days|nowadays|again|at all|either|instead|though|lately|really))+$",
+    re.I,
+)
+_ZH_TOPIC_TAIL = re.compile(r"(?:了|啦|的|呀|啊|哦|呢|吧|啊|咯|了吧)+$")
+_GENERIC_SUFFIX = re.compile(
+    r"^(?P<core>[a-z0-9+#.\- ]*[a-z0-9+#])\s*(?:编程|语言|这门语言|开发|programming|language|lang)$"
+)
+
+
+def clean(value: str) -> str:
+    """Trim punctuation and white space from both ends."""
+    return value.strip(_TRIM)
+
+
+def en_object(value: str) -> str:
+    """An English object phrase without trailing fillers ("Go anymore" -> "Go")."""
+    return clean(_EN_TOPIC_TAIL.sub("", clean(value)))
+
+
+def zh_object(value: str) -> str:
+    """A Chinese object phrase without trailing particles ("Java了" -> "Java")."""
+    return clean(_ZH_TOPIC_TAIL.sub("", clean(value)))
+
+
+def topic_of(value: str) -> str:
+    """Normalised topic: lower case, no articles or fillers, generic suffixes dropped."""
+    topic = _EN_TOPIC_LEAD.sub("", en_object(zh_object(value))).lower()
+    topic = _WS.sub(" ", topic).strip()
+    generic = _GENERIC_SUFFIX.match(topic)
+    return generic.group("core").strip() if generic else topic
+
+
+_LATIN_TERM = re.compile(r"[A-Za-z][A-Za-z0-9+#.'-]*[A-Za-z0-9+#]|[A-Za-z]")
+_PROPER = re.compile(r"\b[A-Z][A-Za-z0-9+#'-]*[A-Za-z0-9+#]|\b[A-Z]\b")
+_NOT_ENTITY = frozenset(
+    {"I", "I'm", "I've", "I'd", "I'll", "User", "User's", "The", "A", "An", "My", "We", "It"}
+)
+
+
+def entities_in(value: str) -> tuple[str, ...]:
+    """Named things: Latin terms inside Chinese text, capitalised words in English."""
+    found = _LATIN_TERM.findall(value) if CJK.search(value) else _PROPER.findall(value)
+    return tuple(dict.fromkeys(e for e in found if e not in _NOT_ENTITY))
+
+
+def keywords_of(content: str, topic: str | None, limit: int = 8) -> tuple[str, ...]:
+    """The topic plus the content's Latin words that are not stop words."""
+    words: dict[str, None] = {}
+    if topic:
+        words[topic] = None
+    for word in _LATIN_TERM.findall(content):
+        low = word.lower().strip(".'-")
+        if len(low) > 2 and low not in EN_STOPWORDS and low != "user's":
+            words[low] = None
+        if len(words) >= limit:
+            break
+    return tuple(words)
+
+
+def shorten(text: str, limit: int) -> str:
+    """Cut at a word boundary to at most `limit` characters, marking the cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit // 2 and not CJK.search(cut[space:]):
+        cut = cut[:space]
+    return cut.rstrip(_TRIM) + "…"

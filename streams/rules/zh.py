@@ -1,0 +1,276 @@
+"""Chinese rules for user turns.
+
+A turn is cut into clauses at commas and sentence ends. Chinese drops the
+subject freely ("我是Java开发，最近准备跳槽"), so a clause without an explicit
+other subject (你/他/她…) is read as the user speaking about themselves. Each
+clause is tried against the specific rules in order; the first that matches
+wins. Informative first-person clauses that match nothing become one
+low-confidence `user_fact`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from engram.schemas.memory import MemoryType as T
+
+from .common import Draft, entities_in, sentences, topic_of, zh_object
+
+_LEAD = re.compile(
+    r"^(?:(?:其实|另外|还有|而且|并且|但是|但|不过|可是|然而|所以|因此|然后|对了|嗯+|哦|噢|啊|唉|"
+    r"说实话|实际上|老实说|总之|话说|那么|就是|顺便说一下|顺便)[,，]?)+"
+)
+_SELF = re.compile(r"^(?:我们|我|本人|俺)")
+_TIME_SELF = re.compile(r"^(?P<t>最近|现在|目前|今年|明年|去年|昨天|今天|明天|上周|下周|周末|平时)(?:我们|我)")
+_OTHER_SUBJECT = re.compile(r"^(?:你们|你|您|他们|她们|它们|他|她|它|这个|那个|这|那|大家|别人|有人)")
+_CLAUSE_SPLIT = re.compile(r"[,;，；]+|(?=但是|不过|可是)")
+_QUESTION = re.compile(
+    r"(?:吗|么|呢|不)$|什么|怎么|如何|为什么|为啥|哪里|哪儿|哪个|哪些|多少|是否|能不能|可不可以|是不是|有没有|要不要"
+)
+_ADV = r"(?:现在|目前|最近|已经|也|还|都|一直|正在|今年|平时|其实|真的|本来|原来|从小|一向|向来)*"
+_NOT_FACT = re.compile(
+    r"^(?:想问|想知道|想请教|想了解|不知道|不懂|不明白|不清楚|觉得|认为|感觉|猜|看看|试试|问一下|问问|说|刚才|刚刚说)"
+    r"|帮我|给我|告诉我|请|麻烦|我$"
+)
+
+Builder = Callable[[re.Match[str]], Draft | None]
+
+
+def _v(m: re.Match[str], group: str = "v") -> str:
+    return zh_object(m.group(group) or "")
+
+
+def _name(m: re.Match[str]) -> Draft | None:
+    name = _v(m)
+    if not name or name.endswith(("了", "过")) or name.startswith(("了", "过")) or len(name) > 12:
+        return None
+    return Draft(T.USER_PROFILE, f"用户叫{name}", 0.9, "name", None, False, (name,))
+
+
+def _age(m: re.Match[str]) -> Draft:
+    return Draft(T.USER_PROFILE, f"用户{m.group('v')}岁", 0.9, "age", None, False, ())
+
+
+def _gender(m: re.Match[str]) -> Draft:
+    return Draft(T.USER_PROFILE, f"用户是{m.group('v')}", 0.85, "gender")
+
+
+def _occupation(m: re.Match[str]) -> Draft | None:
+    job = _v(m)
+    return Draft(T.USER_PROFILE, f"用户是{job}", 0.9, "occupation", topic_of(job), False, entities_in(job))
+
+
+_ORG = re.compile(r"(?:公司|集团|科技|银行|大学|学院|医院|研究院|研究所|实验室|工作室|团队|部门|[A-Za-z])$")
+
+
+def _workplace(m: re.Match[str]) -> Draft | None:
+    place = _v(m)
+    if not place:
+        return None
+    if _ORG.search(place):
+        return Draft(T.USER_PROFILE, f"用户在{place}工作", 0.85, "company", None, False, (place,))
+    return Draft(T.USER_FACT, f"用户在{place}工作", 0.8, "location", None, False, (place,))
+
+
+def _location(m: re.Match[str]) -> Draft | None:
+    place = _v(m)
+    return Draft(T.USER_FACT, f"用户住在{place}", 0.85, "location", None, False, (place,)) if place else None
+
+
+def _hometown(m: re.Match[str]) -> Draft | None:
+    place = _v(m)
+    return Draft(T.USER_FACT, f"用户来自{place}", 0.85, "hometown", None, False, (place,)) if place else None
+
+
+def _education(m: re.Match[str]) -> Draft | None:
+    school = _v(m)
+    return Draft(T.USER_PROFILE, f"用户{m.group('how')}{school}", 0.8, "education", None, False, (school,))
+
+
+def _like(m: re.Match[str]) -> Draft | None:
+    obj = _v(m)
+    if not obj or obj.startswith(("人", "情")):
+        return None
+    verb = m.group("verb")
+    return Draft(T.USER_PREFERENCE, f"用户{verb}{obj}", 0.85, None, topic_of(obj), False, entities_in(obj))
+
+
+def _dislike(m: re.Match[str]) -> Draft | None:
+    obj = _v(m)
+    if not obj:
+        return None
+    said = f"{m.group('neg')}{m.group('verb') or ''}"
+    return Draft(T.USER_PREFERENCE, f"用户{said}{obj}", 0.85, None, topic_of(obj), True, entities_in(obj))
+
+
+def _cannot(m: re.Match[str]) -> Draft | None:
+    obj = _v(m)
+    if not obj:
+        return None
+    said = f"{m.group('neg')}{m.group('verb')}"
+    return Draft(T.USER_CONSTRAINT, f"用户{said}{obj}", 0.85, None, topic_of(obj), True, entities_in(obj))
+
+
+def _allergy(m: re.Match[str]) -> Draft | None:
+    obj = _v(m)
+    return Draft(T.USER_CONSTRAINT, f"用户对{obj}过敏", 0.9, None, topic_of(obj), True, entities_in(obj))
+
+
+_ONE_OFF = ("问", "知道", "了解", "请教", "看看", "试试", "咨询", "确认", "说", "听")
+
+
+def _goal(m: re.Match[str]) -> Draft | None:
+    obj = _v(m)
+    if len(obj) < 2 or obj.startswith(_ONE_OFF) or obj.startswith(("你", "您")):
+        return None
+    said = f"{m.group('adv') or ''}{m.group('verb')}{obj}"
+    return Draft(T.USER_GOAL, f"用户{said}", 0.8, None, topic_of(obj), False, entities_in(obj))
+
+
+def _main_goal(m: re.Match[str]) -> Draft | None:
+    obj = _v(m)
+    if len(obj) < 2:
+        return None
+    return Draft(T.USER_GOAL, f"用户的目标是{obj}", 0.85, "current", topic_of(obj), False, entities_in(obj))
+
+
+def _standing_wish(m: re.Match[str]) -> Draft | None:
+    what = _v(m, "what")
+    if len(what) < 2 or what.startswith("我"):
+        return None
+    negated = what.startswith(("不要", "别", "不用", "不必", "不再", "不许"))
+    core = re.sub(r"^(?:不要|别|不用|不必|不再|不许)再?", "", what) if negated else what
+    content = f"用户希望{m.group('when')}{what}"
+    return Draft(T.USER_PREFERENCE, content, 0.8, None, topic_of(core), negated, entities_in(core))
+
+
+def _availability(m: re.Match[str]) -> Draft:
+    said = m.group(0)
+    return Draft(T.USER_CONSTRAINT, f"用户{said}", 0.85, None, "时间", False, ())
+
+
+def _budget(m: re.Match[str]) -> Draft | None:
+    amount = _v(m)
+    if not amount:
+        return None
+    return Draft(T.USER_CONSTRAINT, f"用户的预算{m.group('how') or '是'}{amount}", 0.85, None, "预算", False, ())
+
+
+def _must(m: re.Match[str]) -> Draft | None:
+    obj = _v(m)
+    if len(obj) < 2:
+        return None
+    verb = m.group("verb")
+    negated = verb.startswith(("不", "无", "没"))
+    return Draft(T.USER_CONSTRAINT, f"用户{verb}{obj}", 0.75, None, topic_of(obj), negated, entities_in(obj))
+
+
+_CONTACT_KEYS = ("电话", "手机", "号码", "邮箱", "邮件", "微信", "QQ", "联系方式", "地址", "身份证", "银行卡", "卡号", "密码")
+
+
+def _my_thing(m: re.Match[str]) -> Draft | None:
+    key, value = m.group("k"), _v(m)
+    if not value or len(key) > 8:
+        return None
+    content = f"用户的{key}{m.group('is')}{value}"
+    if any(k in key for k in _CONTACT_KEYS):
+        return Draft(T.USER_FACT, content, 0.85, "contact", topic_of(key), False, ())
+    attribute = "birthday" if key in ("生日", "出生日期") else None
+    entities = entities_in(value) or ((value,) if len(value) <= 12 else ())
+    return Draft(T.USER_FACT, content, 0.85, attribute, topic_of(key), False, entities)
+
+
+def _has(m: re.Match[str]) -> Draft | None:
+    said = zh_object(m.group(0))
+    return Draft(T.USER_FACT, f"用户{said}", 0.8, None, topic_of(m.group("v")), False, entities_in(said))
+
+
+def _habit(m: re.Match[str]) -> Draft | None:
+    said = zh_object(m.group(0))
+    return Draft(T.USER_FACT, f"用户{said}", 0.7, None, None, False, entities_in(said)) if len(said) > 3 else None
+
+
+_JOB = (
+    r"(?:工程师|开发者|开发|程序员|码农|架构师|老师|教师|教授|医生|护士|律师|会计|设计师|经理|运营|销售|大学生|"
+    r"研究生|博士生|博士|硕士生|本科生|高中生|初中生|学生|分析师|科学家|研究员|作家|记者|编辑|厨师|司机|公务员|"
+    r"创业者|自由职业者|工人|测试|运维|前端|后端|全栈|主播|画家|演员|歌手|摄影师|翻译|顾问|工作者|专员|主管|总监|"
+    r"老板|产品|策划|CEO|CTO|PM|HR|DBA|UI|UX)"
+)
+_NUM = r"(?:\d{1,3}|[一二三四五六七八九十两]{1,3})"
+_TIME = r"(?:\d{1,2}点|[早晚]上|上午|下午|中午|凌晨|周末|工作日|周[一二三四五六日天]|星期[一二三四五六日天]|每天|白天|夜里)"
+
+# Rules on the clause body after the subject; `fp` = needs the user to be the subject.
+_RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
+    (re.compile(r"^(?:以后|你可以|可以|就)?叫我(?P<v>[^,，。]{1,12})$"), _name),
+    (re.compile(r"^(?:的)?(?:名字|姓名|全名)(?:是|叫)(?P<v>.{1,12})$"), _name),
+    (re.compile(r"^叫(?P<v>[^,，。]{1,12})$"), _name),
+    (re.compile(rf"^(?:今年|已经|现在|快)?(?P<v>{_NUM})(?:周)?岁"), _age),
+    (re.compile(r"^是(?:一个|一名|个)?(?P<v>男生|女生|男的|女的|男性|女性|男人|女人|男孩|女孩)$"), _gender),
+    (re.compile(rf"^{_ADV}(?:是|做|当|从事)(?:一名|一个|一位|个|名|位)?(?P<v>[^,，。]{{0,16}}?{_JOB})(?:的)?(?:工作)?$"), _occupation),
+    (re.compile(r"^(?:的)?(?:职业|工作|本职)是(?P<v>.{1,16})$"), _occupation),
+    (re.compile(rf"^{_ADV}在(?P<v>[^,，。]{{1,16}}?)(?:工作|上班|任职|实习)$"), _workplace),
+    (re.compile(rf"^{_ADV}(?:住在|居住在|生活在|定居在|定居|住|搬到了|搬到|搬去了|搬去)(?P<v>[^,，。]{{1,16}})$"), _location),
+    (re.compile(r"^(?:来自|是)(?P<v>[^,，。个一]{1,8})人$"), _hometown),
+    (re.compile(r"^(?:的)?(?:老家|家乡)(?:在|是)(?P<v>[^,，。]{1,12})$"), _hometown),
+    (re.compile(r"^(?P<how>毕业于|在)(?P<v>[^,，。]{1,16}?(?:大学|学院|学校|中学))(?:读书|上学|读研|读博|念书|毕业)?$"), _education),
+    (re.compile(r"^对(?P<v>[^,，。]{1,12})过敏$"), _allergy),
+    (re.compile(rf"^{_ADV}(?P<neg>不再|不太|不怎么|不是很|一点也不|一点都不|不|没那么)(?P<verb>喜欢|爱|喜爱|偏好|习惯)(?P<v>[^,，。]{{1,24}})$"), _dislike),
+    (re.compile(rf"^{_ADV}(?P<neg>讨厌|厌恶|受不了|反感|烦)(?P<verb>)(?P<v>[^,，。]{{1,24}})$"), _dislike),
+    (re.compile(rf"^{_ADV}(?P<neg>不能|没法|无法)(?P<verb>吃|喝|碰|用|熬夜)(?P<v>[^,，。]{{0,16}})$"), _cannot),
+    (re.compile(rf"^{_ADV}(?P<neg>不|从不|从来不|不再|很少)(?P<verb>吃|喝|抽|碰|用|看|玩)(?P<v>[^,，。]{{1,16}})$"), _dislike),
+    (re.compile(rf"^{_ADV}(?:很|非常|特别|比较|最|挺|超级|超|更)*(?P<verb>喜欢|热爱|偏好|偏爱|喜爱|爱吃|爱喝|爱玩|爱看|爱|迷上了|擅长|习惯)(?P<v>[^,，。]{{1,24}})$"), _like),
+    (re.compile(r"^(?:的)?(?:目前的|现在的|长期|最大的)?(?:目标|梦想|理想)(?:是|就是)(?P<v>.{2,30})$"), _main_goal),
+    (re.compile(r"^(?:(?:也|还|真的)?(?:希望|想要|想让|要|需要|请))?你?(?:们)?(?P<when>以后|今后|之后|往后|每次|始终|一直|永远)(?P<what>.{2,30})$"), _standing_wish),
+    (re.compile(rf"^[^,，。]{{0,12}}?{_TIME}[^,，。]{{0,12}}?(?:有时间|有空|没时间|没空|才有空|才能|才行)[^,，。]{{0,12}}$"), _availability),
+    (re.compile(r"预算(?P<how>是|为|在|有|只有|控制在|不超过|大概|大约|最多)?(?P<v>[^,，。]{1,20})$"), _budget),
+    (re.compile(rf"^(?P<adv>{_ADV})(?P<verb>准备|打算|计划|想要|希望|决定|正在准备|在准备|正在学|在学|想学|想去|想转|想换|立志)(?P<v>[^,，。]{{2,30}})$"), _goal),
+    (re.compile(rf"^{_ADV}(?P<verb>只能|只会|只用|只想|必须|一定要|不能|不可以|不想|不允许|没法|无法)(?P<v>[^,，。]{{2,24}})$"), _must),
+    (re.compile(r"^的(?P<k>[^,，。是]{1,8}?)(?P<is>是|叫|为)(?P<v>[^,，。]{1,30})$"), _my_thing),
+    (re.compile(rf"^{_ADV}(?:有|养了|养着|养)(?:一|两|三|四|五|六|几|\d+)(?:个|只|条|位|辆|套|台|名|家|本)(?P<v>[^,，。]{{1,16}})$"), _has),
+    (re.compile(r"^(?:每天|每周|经常|通常|平时|一般|总是|周末)[^,，。]{2,24}$"), _habit),
+)
+
+
+def _clauses(sentence: str) -> list[str]:
+    return [c for c in _CLAUSE_SPLIT.split(sentence.rstrip("。.!?")) if c]
+
+
+def _match(body: str) -> Draft | None:
+    for pattern, build in _RULES:
+        m = pattern.search(body)
+        if m is not None:
+            draft = build(m)
+            if draft is not None:
+                return draft
+    return None
+
+
+def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
+    """Drafts from a Chinese user turn; unmatched informative clauses go to `leftovers`."""
+    out: list[Draft] = []
+    explicit_self = False
+    for sentence, is_question in sentences(text):
+        if is_question:
+            continue
+        for clause in _clauses(sentence):
+            explicit_self = _clause(clause, explicit_self, out, leftovers)
+    return out
+
+
+def _clause(clause: str, carried: bool, out: list[Draft], leftovers: list[str]) -> bool:
+    """Handle one clause; returns whether the user is (still) the explicit subject."""
+    body = _LEAD.sub("", clause)
+    subject = _SELF.match(body) or _TIME_SELF.match(body)
+    if subject is not None:
+        body = (subject.groupdict().get("t") or "") + body[subject.end():]
+    elif _OTHER_SUBJECT.match(body) and not body.startswith(("你以后", "你们以后", "你今后")):
+        return False
+    if not body or _QUESTION.search(body):
+        return subject is not None or carried
+    draft = _match(body)
+    if draft is not None:
+        out.append(draft)
+    elif (subject is not None or carried) and len(body) >= 4 and not _NOT_FACT.search(body):
+        leftovers.append(("用户" if subject is not None else "") + body)
+    return subject is not None or carried

@@ -1,0 +1,128 @@
+"""The `engram` command line as a user drives it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engram.cli.main import cli
+
+MEMORY_FIELDS = {"id", "type", "slot", "content", "confidence", "importance", "source_count", "status",
+                 "source_message_ids", "created_at", "updated_at"}
+
+
+def _line(message_id: str, content: str, *, role: str = "user", session: str = "s1", user: str = "u1") -> str:
+    return json.dumps({"tenant": "t1", "user": user, "agent": "a1", "session": session, "message_id": message_id,
+                       "role": role, "content": content, "ts": f"2026-03-01T10:{int(message_id[1:]):02d}:00Z"},
+                      ensure_ascii=False)
+
+
+@pytest.fixture()
+def run(tmp_path: Path):
+    runner = CliRunner()
+
+    def invoke(*args: str, stdin: str | None = None):
+        return runner.invoke(cli, ["--data", str(tmp_path / "data"), *args], input=stdin, obj={})
+
+    return invoke
+
+
+@pytest.fixture()
+def turns_file(tmp_path: Path) -> Path:
+    lines = [
+        _line("m1", "我是后端开发"),
+        "{this is not json",
+        _line("m2", "我喜欢Java编程"),
+        json.dumps({"tenant": "t1", "user": "u1", "agent": "a1", "session": "s1", "message_id": "m3",
+                    "role": "robot", "content": "hi"}),
+        "",
+        _line("m4", "我是前端开发"),
+        json.dumps({"tenant": "t 1", "user": "u1", "agent": "a1", "session": "s1", "message_id": "m5",
+                    "role": "user", "content": "我喜欢猫"}),
+    ]
+    path = tmp_path / "turns.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_ingest_reports_bad_lines_by_number_and_keeps_the_valid_ones(run, turns_file: Path) -> None:
+    result = run("ingest", str(turns_file))
+    assert result.exit_code == 1
+    assert ":2: not valid JSON" in result.output
+    assert ":4: role" in result.output
+    assert ":7: tenant" in result.output
+    assert "ingested 3 turns" in result.output
+    memories = json.loads(run("memories", "--tenant", "t1", "--user", "u1", "--json").output)
+    assert {m["content"] for m in memories} >= {c for c in (m["content"] for m in memories) if "前端" in c}
+    assert any("前端" in m["content"] for m in memories)
+
+
+def test_reingesting_the_same_file_adds_nothing(run, turns_file: Path) -> None:
+    run("ingest", str(turns_file))
+    before = json.loads(run("memories", "--tenant", "t1", "--user", "u1", "--json").output)
+    again = run("ingest", str(turns_file))
+    assert "ingested 0 turns (3 already known" in again.output
+    after = json.loads(run("memories", "--tenant", "t1", "--user", "u1", "--json").output)
+    assert after == before
+
+
+def test_memories_json_has_the_documented_fields(run, turns_file: Path) -> None:
+    run("ingest", str(turns_file))
+    memories = json.loads(run("memories", "--tenant", "t1", "--user", "u1", "--json").output)
+    assert memories and all(MEMORY_FIELDS <= set(m) for m in memories)
+    occupation = [m for m in memories if m["slot"] == "user_profile.occupation"]
+    assert len(occupation) == 1 and occupation[0]["source_message_ids"] == ["m4"]
+
+
+def test_unknown_user_is_an_error_not_an_empty_list(run, turns_file: Path) -> None:
+    run("ingest", str(turns_file))
+    result = run("memories", "--tenant", "t1", "--user", "nobody")
+    assert result.exit_code != 0 and "unknown tenant or user" in result.output
+
+
+def test_recall_json_gives_sections_scores_provenance_and_latency(run, turns_file: Path) -> None:
+    run("ingest", str(turns_file))
+    result = run("recall", "--tenant", "t1", "--user", "u1", "--agent", "a1", "--session", "s1", "--json",
+                 "我喜欢什么编程语言")
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.output)
+    long_term = body["sections"]["long_term"]
+    assert any("Java" in item["text"] for item in long_term)
+    assert all({"score", "source_message_ids"} <= set(item) for item in long_term)
+    assert body["latency_ms"]["retrieval"] >= 0 and "仅供参考" in body["context"]
+
+
+def test_summary_history_and_replay(run, tmp_path: Path) -> None:
+    lines = [_line(f"m{i}", f"第{i}条消息：我计划把订单服务拆成微服务，需要先梳理数据库依赖和接口。") for i in range(1, 13)]
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    assert run("ingest", str(path)).exit_code == 0
+    summary = run("summary", "--tenant", "t1", "--session", "s1", "--json")
+    assert summary.exit_code == 0, summary.output
+    assert json.loads(summary.output)["source_message_count"] == 12
+    assert run("summary", "--tenant", "t1", "--session", "nope").exit_code != 0
+    memory = json.loads(run("memories", "--tenant", "t1", "--user", "u1", "--json").output)[0]
+    history = run("history", "--tenant", "t1", "--user", "u1", "--json", memory["id"])
+    steps = json.loads(history.output)
+    assert steps[0]["change"] == "created" and steps[0]["turns"][0]["message_id"] in memory["source_message_ids"]
+    replay = run("replay")
+    assert replay.exit_code == 0 and "identical" in replay.output
+
+
+def test_ingest_reads_stdin(run) -> None:
+    result = run("ingest", "-", stdin=_line("m1", "我叫八千代") + "\n")
+    assert result.exit_code == 0 and "ingested 1 turns" in result.output
+
+
+def test_demo_runs_as_an_installed_command(tmp_path: Path) -> None:
+    exe = Path(sys.executable).parent / "engram"
+    done = subprocess.run([str(exe), "--data", str(tmp_path / "demo"), "demo"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "memories of demo/alice" in done.stdout and "summary of s-zh-1" in done.stdout
+    assert "13800138000" not in done.stdout

@@ -1,0 +1,146 @@
+"""One contract for every MemoryStore back end (embedded now; Weaviate joins with its adapter)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from engram.core.embedding import HashingEmbedder
+from engram.projections.embedded_store import EmbeddedStore
+from engram.projections.ports import MemoryStore, RecentTurn
+from engram.runtime.log import open_database
+from engram.schemas.events import SummarySnapshotted
+from engram.schemas.memory import GlobalCard, MemoryRecord, MemoryType, SummarySections
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+EMBED = HashingEmbedder()
+
+
+@pytest.fixture(params=["embedded"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
+    db = open_database(tmp_path / "store.db")
+    yield EmbeddedStore(db, EMBED.dimensions)
+    db.close()
+
+
+def _record(memory_id: str, content: str, *, tenant: str = "t", user: str = "u", version: int = 1,
+            status: str = "active", layer: str = "L1", memory_type: MemoryType = MemoryType.USER_PREFERENCE,
+            keywords: tuple[str, ...] = ()) -> MemoryRecord:
+    return MemoryRecord(memory_id=memory_id, tenant_id=tenant, user_id=user, type=memory_type,
+                        slot=memory_type.value, layer=layer, content=content, confidence=0.8, importance=0.5,
+                        status=status, keywords=keywords, version=version,  # type: ignore[arg-type]
+                        created_at=T0, updated_at=T0, last_seen_at=T0)
+
+
+def _put(store: MemoryStore, record: MemoryRecord) -> bool:
+    return store.upsert_memory(record.tenant_id, record.user_id, record, EMBED.embed_one(record.content))
+
+
+def test_upsert_then_get_returns_the_record(store: MemoryStore) -> None:
+    record = _record("m1", "User likes green tea")
+    assert _put(store, record)
+    assert store.get_memory("t", "u", "m1") == record
+    assert store.has_user("t", "u") and not store.has_user("t", "someone")
+
+
+def test_an_older_version_never_overwrites_a_newer_one(store: MemoryStore) -> None:
+    _put(store, _record("m1", "v2 text", version=2))
+    assert not _put(store, _record("m1", "v1 text", version=1))
+    assert not _put(store, _record("m1", "v2 again", version=2))
+    assert store.get_memory("t", "u", "m1").content == "v2 text"  # type: ignore[union-attr]
+    assert _put(store, _record("m1", "v3 text", version=3))
+    assert store.get_memory("t", "u", "m1").content == "v3 text"  # type: ignore[union-attr]
+
+
+def test_delete_really_deletes(store: MemoryStore) -> None:
+    _put(store, _record("m1", "User likes green tea"))
+    assert store.delete_memory("t", "u", "m1")
+    assert store.get_memory("t", "u", "m1") is None
+    assert store.search_memories("t", "u", "green tea", EMBED.embed_one("green tea"), 10) == []
+    assert not store.delete_memory("t", "u", "m1")
+
+
+def test_list_filters_by_status(store: MemoryStore) -> None:
+    _put(store, _record("m1", "active one"))
+    _put(store, _record("m2", "old one", status="replaced"))
+    assert [r.memory_id for r in store.list_memories("t", "u")] == ["m1"]
+    assert {r.memory_id for r in store.list_memories("t", "u", ("active", "replaced"))} == {"m1", "m2"}
+
+
+def test_hybrid_search_finds_by_vector_and_by_keyword_and_skips_inactive(store: MemoryStore) -> None:
+    _put(store, _record("tea", "User likes green tea in the morning"))
+    _put(store, _record("code", "用户喜欢Java编程", keywords=("java",)))
+    _put(store, _record("old", "User likes green tea a lot", status="replaced"))
+    hits = store.search_memories("t", "u", "green tea", EMBED.embed_one("green tea"), 10)
+    assert hits[0].record.memory_id == "tea" and hits[0].keyword_score > 0 and hits[0].vector_score > 0.3
+    assert "old" not in {h.record.memory_id for h in hits}
+    java = store.search_memories("t", "u", "java", EMBED.embed_one("java"), 10)
+    assert java[0].record.memory_id == "code"
+
+
+def test_search_and_reads_never_cross_tenants_or_users(store: MemoryStore) -> None:
+    _put(store, _record("a", "User likes cats", tenant="A", user="u1"))
+    _put(store, _record("b", "User likes cats too", tenant="B", user="u1"))
+    _put(store, _record("c", "User likes cats as well", tenant="A", user="u2"))
+    for tenant, user, own in (("A", "u1", "a"), ("B", "u1", "b"), ("A", "u2", "c")):
+        hits = store.search_memories(tenant, user, "cats", EMBED.embed_one("cats"), 10)
+        assert [h.record.memory_id for h in hits] == [own]
+        assert [r.memory_id for r in store.list_memories(tenant, user)] == [own]
+    assert store.get_memory("B", "u1", "a") is None
+
+
+def test_a_record_cannot_be_written_under_another_owner(store: MemoryStore) -> None:
+    record = _record("m1", "User likes cats", tenant="A")
+    with pytest.raises(ValueError):
+        store.upsert_memory("B", "u", record, EMBED.embed_one(record.content))
+
+
+def test_persona_memories_are_the_active_l3_ones(store: MemoryStore) -> None:
+    _put(store, _record("name", "用户叫八千代", layer="L3", memory_type=MemoryType.USER_PROFILE))
+    _put(store, _record("pref", "用户喜欢猫"))
+    assert [r.memory_id for r in store.persona_memories("t", "u")] == ["name"]
+
+
+def _snapshot(version: int, session: str = "s1") -> SummarySnapshotted:
+    return SummarySnapshotted(
+        event_id=f"e{version}", occurred_at=T0, tenant_id="t", user_id="u", session_id=session,
+        summary_id=f"sum{version}", version=version, range_start_message_id="m1", range_end_message_id="m9",
+        source_message_count=9, total_message_count=9, sections=SummarySections(current_topic=(f"v{version}",)))
+
+
+def test_latest_summary_is_the_highest_version(store: MemoryStore) -> None:
+    for version in (1, 3, 2):
+        store.upsert_summary("t", "u", _snapshot(version))
+    assert store.latest_summary("t", "u", "s1").version == 3  # type: ignore[union-attr]
+    assert store.latest_summary("t", "u", "other") is None
+    assert store.latest_summary("t", "x", "s1") is None
+
+
+def test_cards_upsert_with_version_guard(store: MemoryStore) -> None:
+    card = GlobalCard(card_id="c1", tenant_id="t", user_id="u", name="me", created_at=T0, updated_at=T0, version=2)
+    store.upsert_card("t", "u", card)
+    store.upsert_card("t", "u", card.model_copy(update={"name": "older", "version": 1}))
+    assert [c.name for c in store.list_cards("t", "u")] == ["me"]
+    assert store.list_cards("t", "other") == []
+
+
+def test_recent_turns_come_in_order_and_per_session(store: MemoryStore) -> None:
+    for i in range(8):
+        store.add_turn("t", "u", RecentTurn("s1", f"m{i}", "user", f"text {i}", T0 + timedelta(minutes=i), i))
+    store.add_turn("t", "u", RecentTurn("s2", "x", "user", "elsewhere", T0, 100))
+    recent = store.recent_turns("t", "u", "s1", 3)
+    assert [t.message_id for t in recent] == ["m5", "m6", "m7"]
+    assert store.has_session("t", "u", "s1") and not store.has_session("t", "u", "s3")
+    assert store.session_users("t", "s1") == ["u"]
+
+
+def test_clear_empties_everything_and_changes_the_hash(store: MemoryStore) -> None:
+    empty = store.state_hash()
+    _put(store, _record("m1", "User likes cats"))
+    full = store.state_hash()
+    assert full != empty
+    store.clear()
+    assert store.state_hash() == empty and store.list_memories("t", "u") == []

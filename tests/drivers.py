@@ -1,0 +1,78 @@
+"""One driver interface over every runtime, so the golden cases run unchanged on each."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Protocol
+
+from engram.recall.service import RecallRequest, RecallResult
+from engram.runtime.engine import EmbeddedRuntime, IngestReport
+from engram.schemas.base import Event
+from engram.schemas.events import SummarySnapshotted
+from engram.schemas.inputs import TurnInput
+from engram.schemas.memory import MemoryRecord
+
+T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+_counter = itertools.count(1)
+
+
+def turn(content: str, *, role: str = "user", tenant: str = "t1", user: str = "u1", agent: str = "a1",
+         session: str = "s1", message_id: str | None = None, at: datetime | None = None) -> TurnInput:
+    n = next(_counter)
+    return TurnInput(tenant=tenant, user=user, agent=agent, session=session,
+                     message_id=message_id or f"m{n:06d}", role=role, content=content,  # type: ignore[arg-type]
+                     ts=at or T0 + timedelta(minutes=n))
+
+
+def user_turns(*texts: str, **kw: object) -> list[TurnInput]:
+    return [turn(t, **kw) for t in texts]  # type: ignore[arg-type]
+
+
+class Driver(Protocol):
+    name: str
+
+    def ingest(self, turns: Iterable[TurnInput]) -> IngestReport: ...
+    def append(self, events: Sequence[Event]) -> None: ...
+    def memories(self, tenant: str, user: str, statuses: tuple[str, ...] = ("active",)) -> list[MemoryRecord]: ...
+    def summary(self, tenant: str, user: str, session: str) -> SummarySnapshotted | None: ...
+    def recall(self, request: RecallRequest) -> RecallResult: ...
+    def events(self, types: tuple[str, ...] = ()) -> list[Event]: ...
+    def replay(self) -> str: ...
+    def state_hash(self) -> str: ...
+
+
+class EmbeddedDriver:
+    name = "embedded"
+
+    def __init__(self, folder: Path) -> None:
+        self.runtime = EmbeddedRuntime(folder)
+
+    def ingest(self, turns: Iterable[TurnInput]) -> IngestReport:
+        return self.runtime.ingest(turns)
+
+    def append(self, events: Sequence[Event]) -> None:
+        self.runtime.append(events)
+
+    def memories(self, tenant: str, user: str, statuses: tuple[str, ...] = ("active",)) -> list[MemoryRecord]:
+        return self.runtime.store.list_memories(tenant, user, statuses)
+
+    def summary(self, tenant: str, user: str, session: str) -> SummarySnapshotted | None:
+        return self.runtime.store.latest_summary(tenant, user, session)
+
+    def recall(self, request: RecallRequest) -> RecallResult:
+        return self.runtime.recall(request)
+
+    def events(self, types: tuple[str, ...] = ()) -> list[Event]:
+        return [e for _, e in self.runtime.log.scan(types=types)]
+
+    def replay(self) -> str:
+        return self.runtime.replay()
+
+    def state_hash(self) -> str:
+        return self.runtime.store.state_hash()
+
+    def close(self) -> None:
+        self.runtime.close()
