@@ -77,7 +77,7 @@ def _has_secret_hint(text: str) -> bool:
 # --- numeric rules -----------------------------------------------------------
 _MOBILE = re.compile(r"(?<![\d+])(?:\+?86[ -]?)?1[3-9]\d(?:\d{8}|[ -]\d{4}[ -]\d{4})(?!\d)")
 _INTL_PHONE = re.compile(
-    r"(?<![\w+])\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){1,4}(?!\d)"
+    r"(?<![A-Za-z0-9_+])\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){1,4}(?!\d)"
 )
 _LOCAL_PHONE = re.compile(
     r"(?<![\d-])(?:0\d{2,3}-\d{7,8}|\(\d{3}\) ?\d{3}-\d{4}|\d{3}-\d{3}-\d{4})(?![\d-])"
@@ -93,9 +93,9 @@ _PASSWORD = re.compile(
     re.IGNORECASE,
 )
 _KNOWN_KEY = re.compile(
-    r"(?<![\w-])(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}"
+    r"(?<![A-Za-z_-])(?:[sS][kK]-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
     r"|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}"
-    r"|eyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,})"
+    r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
 )
 _LABELLED_KEY = re.compile(
     r"(?:(?<![a-z])(?:api[ _-]?key|access[ _-]?key|secret(?:[ _-]?key)?|token)(?![a-z])|密钥|秘钥|令牌)"
@@ -151,11 +151,13 @@ _Check = Callable[[str], bool] | None
 
 _NUMERIC_RULES: tuple[tuple[re.Pattern[str], str, _Check], ...] = (
     (_ID_CARD, ID_CARD, id_card_valid),
-    (_CARD, BANK_CARD, _bank_card_valid),
     (_MOBILE, PHONE, None),
     (_INTL_PHONE, PHONE, _enough_digits),
     (_LOCAL_PHONE, PHONE, None),
 )
+
+
+_DIGIT_GROUP = re.compile(r"\d+")
 
 
 def _numeric_spans(text: str, out: list[_Span]) -> None:
@@ -163,6 +165,28 @@ def _numeric_spans(text: str, out: list[_Span]) -> None:
         for m in pattern.finditer(text):
             if check is None or check(m.group()):
                 out.append((m.start(), m.end(), rule))
+    for m in _CARD.finditer(text):
+        span = _card_span(m)
+        if span is not None:
+            out.append((span[0], span[1], BANK_CARD))
+
+
+def _card_span(m: re.Match[str]) -> tuple[int, int] | None:
+    """The whole match if it passes Luhn, else its longest run of whole digit groups that does.
+
+    ("4111 1111 1111 1111 0": a card followed by an unrelated number.)
+    """
+    if _bank_card_valid(m.group()):
+        return m.start(), m.end()
+    groups = [(g.start(), g.end()) for g in _DIGIT_GROUP.finditer(m.group())]
+    best: tuple[int, int] | None = None
+    for i in range(len(groups)):
+        for j in range(len(groups) - 1, i - 1, -1):
+            start, end = groups[i][0], groups[j][1]
+            if (best is None or end - start > best[1] - best[0]) and _bank_card_valid(m.group()[start:end]):
+                best = (start, end)
+                break
+    return None if best is None else (m.start() + best[0], m.start() + best[1])
 
 
 def _secret_spans(text: str, out: list[_Span]) -> None:
@@ -176,19 +200,22 @@ def _secret_spans(text: str, out: list[_Span]) -> None:
 
 
 def _select(spans: list[_Span]) -> list[_Span]:
-    """Non-overlapping spans, earliest first; longer (then higher-priority) wins a tie."""
+    """Earliest first; overlapping spans merge into one (the earlier, longer rule names it).
+
+    Merging, rather than dropping the later span, never leaves part of a secret behind.
+    """
     spans.sort(key=lambda s: (s[0], s[0] - s[1], _PRIORITY[s[2]]))
-    chosen: list[_Span] = []
-    end = -1
-    for span in spans:
-        if span[0] >= end:
-            chosen.append(span)
-            end = span[1]
-    return chosen
+    merged: list[_Span] = []
+    for start, end, rule in spans:
+        if merged and start < merged[-1][1]:
+            first = merged[-1]
+            merged[-1] = (first[0], max(first[1], end), first[2])
+        else:
+            merged.append((start, end, rule))
+    return merged
 
 
-def find_pii(text: str) -> list[tuple[int, int, str]]:
-    """All non-overlapping `(start, end, rule)` spans of personal data in `text`."""
+def _scan(text: str) -> list[_Span]:
     spans: list[_Span] = []
     if _HAS_NUMBER.search(text):
         _numeric_spans(text, spans)
@@ -196,7 +223,41 @@ def find_pii(text: str) -> list[tuple[int, int, str]]:
         spans.extend((m.start(), m.end(), EMAIL) for m in _EMAIL.finditer(text))
     if _has_secret_hint(text):
         _secret_spans(text, spans)
-    return _select(spans) if len(spans) > 1 else spans
+    return spans
+
+
+def _mask(text: str, spans: list[_Span]) -> str:
+    parts: list[str] = []
+    pos = 0
+    for start, end, _ in spans:
+        parts.append(text[pos:start])
+        parts.append("\x00" * (end - start))
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def find_pii(text: str) -> list[tuple[int, int, str]]:
+    """All `(start, end, rule)` spans of personal data in `text`, sorted, never overlapping.
+
+    A secret glued to another ("…002X13800138000") may only be recognisable once
+    its neighbour is gone, so found spans are masked (same length, so positions
+    hold) and the text is scanned again until nothing new turns up.
+    """
+    spans = _scan(text)
+    if not spans:
+        return spans
+    found = _select(spans)
+    for _ in range(3):
+        extra = [s for s in _scan(_mask(text, found)) if not _overlaps(s, found)]
+        if not extra:
+            break
+        found = _select(found + extra)
+    return found
+
+
+def _overlaps(span: _Span, spans: list[_Span]) -> bool:
+    return any(span[0] < end and start < span[1] for start, end, _ in spans)
 
 
 _NO_HITS: tuple[PiiHit, ...] = ()

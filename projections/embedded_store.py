@@ -49,36 +49,52 @@ class EmbeddedStore:
         self._dimensions = dimensions
         self._indexes: dict[tuple[str, str], UserIndex] = {}
         self._known_users: set[tuple[str, str]] = set()
+        self._pending_memories: list[tuple[object, ...]] = []
+        self._pending_turns: list[tuple[object, ...]] = []
+        self._pending_users: list[tuple[str, str]] = []
         db.executescript(SCHEMA)
 
     # -- memories -----------------------------------------------------------
-    def upsert_memory(self, tenant: str, user: str, record: MemoryRecord, vector: np.ndarray) -> bool:
+    def upsert_memory(self, tenant: str, user: str, record: MemoryRecord, vector: np.ndarray) -> None:
+        """Buffered: rows reach SQLite on `flush` (every read flushes first)."""
         _check_owner(tenant, user, record.tenant_id, record.user_id)
-        cursor = self._db.execute(
-            "INSERT INTO proj_memories VALUES (?,?,?,?,?,?,?) ON CONFLICT (tenant, user, memory_id) "
-            "DO UPDATE SET version=excluded.version, status=excluded.status, payload=excluded.payload, "
-            "vector=excluded.vector WHERE excluded.version > proj_memories.version",
-            (tenant, user, record.memory_id, record.version, record.status,
-             record.model_dump_json().encode(), np.asarray(vector, dtype=np.float32).tobytes()),
-        )
-        written = cursor.rowcount > 0
-        if written:
-            self._touch_user(tenant, user)
-            index = self._indexes.get((tenant, user))
-            if index is not None:
-                index.put(record, np.asarray(vector, dtype=np.float32))
-        return written
+        vector = np.asarray(vector, dtype=np.float32)
+        self._pending_memories.append((tenant, user, record.memory_id, record.version, record.status,
+                                       record.model_dump_json().encode(), vector.tobytes()))
+        self._touch_user(tenant, user)
+        index = self._indexes.get((tenant, user))
+        if index is not None:
+            index.put(record, vector)
+
+    def flush(self) -> None:
+        """Write buffered rows; the version guard keeps the newest version of each memory."""
+        if self._pending_memories:
+            self._db.executemany(
+                "INSERT INTO proj_memories VALUES (?,?,?,?,?,?,?) ON CONFLICT (tenant, user, memory_id) "
+                "DO UPDATE SET version=excluded.version, status=excluded.status, payload=excluded.payload, "
+                "vector=excluded.vector WHERE excluded.version > proj_memories.version",
+                self._pending_memories,
+            )
+            self._pending_memories.clear()
+        if self._pending_turns:
+            self._db.executemany("INSERT OR IGNORE INTO proj_turns VALUES (?,?,?,?,?,?,?,?)", self._pending_turns)
+            self._pending_turns.clear()
+        if self._pending_users:
+            self._db.executemany("INSERT OR IGNORE INTO proj_users VALUES (?,?)", self._pending_users)
+            self._pending_users.clear()
 
     def delete_memory(self, tenant: str, user: str, memory_id: str) -> bool:
+        self.flush()
         cursor = self._db.execute(
             "DELETE FROM proj_memories WHERE tenant=? AND user=? AND memory_id=?", (tenant, user, memory_id)
         )
         index = self._indexes.get((tenant, user))
         if index is not None:
-            index.remove(memory_id)
+            index.forget(memory_id)
         return cursor.rowcount > 0
 
     def get_memory(self, tenant: str, user: str, memory_id: str) -> MemoryRecord | None:
+        self.flush()
         row = self._db.execute(
             "SELECT payload FROM proj_memories WHERE tenant=? AND user=? AND memory_id=?",
             (tenant, user, memory_id),
@@ -88,6 +104,7 @@ class EmbeddedStore:
     def list_memories(
         self, tenant: str, user: str, statuses: tuple[str, ...] = ("active",)
     ) -> list[MemoryRecord]:
+        self.flush()
         marks = ",".join("?" * len(statuses))
         rows = self._db.execute(
             f"SELECT payload FROM proj_memories WHERE tenant=? AND user=? AND status IN ({marks})",
@@ -117,6 +134,7 @@ class EmbeddedStore:
     def _index(self, tenant: str, user: str) -> UserIndex:
         index = self._indexes.get((tenant, user))
         if index is None:
+            self.flush()
             index = UserIndex(self._dimensions)
             rows = self._db.execute(
                 "SELECT payload, vector FROM proj_memories WHERE tenant=? AND user=? AND status='active'",
@@ -129,6 +147,7 @@ class EmbeddedStore:
 
     # -- summaries, cards, turns ---------------------------------------------
     def upsert_summary(self, tenant: str, user: str, snapshot: SummarySnapshotted) -> bool:
+        self.flush()
         _check_owner(tenant, user, snapshot.tenant_id, snapshot.user_id)
         cursor = self._db.execute(
             "INSERT OR IGNORE INTO proj_summaries VALUES (?,?,?,?,?)",
@@ -138,6 +157,7 @@ class EmbeddedStore:
         return cursor.rowcount > 0
 
     def latest_summary(self, tenant: str, user: str, session: str) -> SummarySnapshotted | None:
+        self.flush()
         row = self._db.execute(
             "SELECT payload FROM proj_summaries WHERE tenant=? AND user=? AND session=? "
             "ORDER BY version DESC LIMIT 1",
@@ -146,6 +166,7 @@ class EmbeddedStore:
         return SummarySnapshotted.model_validate_json(row[0]) if row else None
 
     def upsert_card(self, tenant: str, user: str, card: GlobalCard) -> bool:
+        self.flush()
         _check_owner(tenant, user, card.tenant_id, card.user_id)
         cursor = self._db.execute(
             "INSERT INTO proj_cards VALUES (?,?,?,?,?) ON CONFLICT (tenant, user, card_id) DO UPDATE "
@@ -156,21 +177,19 @@ class EmbeddedStore:
         return cursor.rowcount > 0
 
     def list_cards(self, tenant: str, user: str) -> list[GlobalCard]:
+        self.flush()
         rows = self._db.execute(
             "SELECT payload FROM proj_cards WHERE tenant=? AND user=? ORDER BY card_id", (tenant, user)
         ).fetchall()
         return [GlobalCard.model_validate_json(r[0]) for r in rows]
 
-    def add_turn(self, tenant: str, user: str, turn: RecentTurn) -> bool:
-        cursor = self._db.execute(
-            "INSERT OR IGNORE INTO proj_turns VALUES (?,?,?,?,?,?,?,?)",
-            (tenant, user, turn.session_id, turn.message_id, turn.position, turn.role, turn.content,
-             turn.occurred_at.isoformat()),
-        )
+    def add_turn(self, tenant: str, user: str, turn: RecentTurn) -> None:
+        self._pending_turns.append((tenant, user, turn.session_id, turn.message_id, turn.position, turn.role,
+                                    turn.content, turn.occurred_at.isoformat()))
         self._touch_user(tenant, user)
-        return cursor.rowcount > 0
 
     def recent_turns(self, tenant: str, user: str, session: str, limit: int) -> list[RecentTurn]:
+        self.flush()
         rows = self._db.execute(
             "SELECT message_id, position, role, content, occurred_at FROM proj_turns "
             "WHERE tenant=? AND user=? AND session=? ORDER BY position DESC LIMIT ?",
@@ -182,39 +201,52 @@ class EmbeddedStore:
     # -- housekeeping -----------------------------------------------------------
     def _touch_user(self, tenant: str, user: str) -> None:
         if (tenant, user) not in self._known_users:
-            self._db.execute("INSERT OR IGNORE INTO proj_users VALUES (?,?)", (tenant, user))
+            self._pending_users.append((tenant, user))
             self._known_users.add((tenant, user))
 
     def has_user(self, tenant: str, user: str) -> bool:
+        self.flush()
         row = self._db.execute("SELECT 1 FROM proj_users WHERE tenant=? AND user=?", (tenant, user)).fetchone()
         return row is not None
 
     def has_session(self, tenant: str, user: str, session: str) -> bool:
+        self.flush()
         row = self._db.execute(
             "SELECT 1 FROM proj_turns WHERE tenant=? AND user=? AND session=? LIMIT 1", (tenant, user, session)
         ).fetchone()
         return row is not None
 
     def session_users(self, tenant: str, session: str) -> list[str]:
+        self.flush()
         rows = self._db.execute(
             "SELECT DISTINCT user FROM proj_turns WHERE tenant=? AND session=? ORDER BY user", (tenant, session)
         )
         return [r[0] for r in rows]
 
+    def forget_cache(self) -> None:
+        """Drop buffers and indexes (after a rolled-back transaction they may be ahead of the rows)."""
+        self._pending_memories.clear()
+        self._pending_turns.clear()
+        self._pending_users.clear()
+        self._indexes.clear()
+        self._known_users.clear()
+
     def clear(self) -> None:
+        self.flush()
         for table in TABLES:
             self._db.execute(f"DELETE FROM {table}")
         self._indexes.clear()
         self._known_users.clear()
 
     def state_hash(self) -> str:
+        self.flush()
         digest = hashlib.sha256()
         queries = (
             "SELECT tenant, user, memory_id, version, status, payload FROM proj_memories "
             "ORDER BY tenant, user, memory_id",
             "SELECT tenant, user, session, version, payload FROM proj_summaries ORDER BY tenant, user, session, version",
             "SELECT tenant, user, card_id, version, payload FROM proj_cards ORDER BY tenant, user, card_id",
-            "SELECT tenant, user, session, message_id, position, role, content FROM proj_turns "
+            "SELECT tenant, user, session, message_id, role, content FROM proj_turns "
             "ORDER BY tenant, user, session, position, message_id",
         )
         for query in queries:

@@ -30,11 +30,16 @@ class UserIndex:
         self._lengths: dict[str, int] = {}
         self._matrix: np.ndarray | None = None
         self._order: list[str] = []
+        self._versions: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self.records)
 
     def put(self, record: MemoryRecord, vector: np.ndarray) -> None:
+        """Index a record version; an older version than the one seen is ignored."""
+        if self._versions.get(record.memory_id, 0) >= record.version:
+            return
+        self._versions[record.memory_id] = record.version
         self.remove(record.memory_id)
         if record.status != "active":
             return
@@ -48,6 +53,11 @@ class UserIndex:
             self._postings[term][record.memory_id] = count
         self._lengths[record.memory_id] = len(doc_terms)
         self._matrix = None
+
+    def forget(self, memory_id: str) -> None:
+        """Remove a deleted memory for good (a later re-creation starts from version 1)."""
+        self._versions.pop(memory_id, None)
+        self.remove(memory_id)
 
     def remove(self, memory_id: str) -> None:
         old = self.records.pop(memory_id, None)

@@ -41,8 +41,8 @@ class RecentTurn:
 class MemoryStore(Protocol):
     """Current memory: L1/L3 memories, L2 summaries, global cards and recent turns."""
 
-    def upsert_memory(self, tenant: str, user: str, record: MemoryRecord, vector: np.ndarray) -> bool:
-        """Write a memory unless a newer version is already there. True if written."""
+    def upsert_memory(self, tenant: str, user: str, record: MemoryRecord, vector: np.ndarray) -> None:
+        """Write a memory unless the same or a newer version is already there (may be buffered)."""
         ...
 
     def delete_memory(self, tenant: str, user: str, memory_id: str) -> bool: ...
@@ -71,7 +71,7 @@ class MemoryStore(Protocol):
 
     def list_cards(self, tenant: str, user: str) -> list[GlobalCard]: ...
 
-    def add_turn(self, tenant: str, user: str, turn: RecentTurn) -> bool: ...
+    def add_turn(self, tenant: str, user: str, turn: RecentTurn) -> None: ...
 
     def recent_turns(self, tenant: str, user: str, session: str, limit: int) -> list[RecentTurn]: ...
 
@@ -83,6 +83,10 @@ class MemoryStore(Protocol):
 
     def session_users(self, tenant: str, session: str) -> list[str]:
         """Users of the tenant who have turns in this session (for lookups by session)."""
+        ...
+
+    def flush(self) -> None:
+        """Make buffered writes durable and visible."""
         ...
 
     def clear(self) -> None:

@@ -68,79 +68,114 @@ class EmbeddedRuntime:
     # -- edges -----------------------------------------------------------------
     def ingest(self, turns: Iterable[TurnInput], now: datetime | None = None,
                progress: Progress | None = None) -> IngestReport:
-        """Append turns (plus one summary trigger per touched session), then process them."""
+        """Append turns (plus one summary trigger per touched session) and process them."""
         stamp = now or datetime.now(timezone.utc)
         report = IngestReport()
         last_by_session: dict[tuple[str, str, str], TurnRecorded] = {}
-        chunk: list[TurnRecorded] = []
+        chunk: list[Event] = []
         for turn in turns:
             event = to_turn_event(turn, stamp)
             chunk.append(event)
             last_by_session[(event.tenant_id, event.user_id, event.session_id)] = event
             if len(chunk) >= self.batch_size:
-                self._append_turns(chunk, report)
+                self._ingest_chunk(chunk, report, progress)
                 chunk = []
-        self._append_turns(chunk, report)
-        self.append([summary_request_for(t) for t in last_by_session.values()], process=False)
-        before = self.log.last_seq()
-        self.pump(progress)
-        report.events.update(self._types_after(before))
+        self._ingest_chunk(chunk, report, progress)
+        self.append([summary_request_for(t) for t in last_by_session.values()], report=report)
         return report
 
-    def _append_turns(self, chunk: list[TurnRecorded], report: IngestReport) -> None:
-        with self._transaction():
-            appended = len(self.log.append_all(chunk))
+    def _ingest_chunk(self, chunk: list[Event], report: IngestReport, progress: Progress | None) -> None:
+        appended = self.append(chunk, report=report)
         report.received += len(chunk)
         report.appended += appended
         report.duplicates += len(chunk) - appended
+        if progress is not None:
+            progress(len(chunk))
 
-    def append(self, events: Iterable[Event], process: bool = True) -> int:
-        """Append edge events (commands, cards, observations); process them unless told not to."""
-        with self._transaction():
-            count = len(self.log.append_all(events))
-        if process:
-            self.pump()
-        return count
+    def append(self, events: Iterable[Event], process: bool = True, report: IngestReport | None = None) -> int:
+        """Append edge events and, unless told not to, process them and all they derive.
+
+        The log is drained first, so after this transaction everything up to
+        the last sequence number has been handled and the cursor can move there.
+        """
+        batch = list(events)
+        if not process:
+            with self._transaction():
+                return len(self.log.append_all(batch))
+        self.pump()
+        counts: Counter[str] = Counter()
+        try:
+            with self._transaction():
+                appended = self.log.stage(batch)
+                self._handle(appended, follow_derived=True, counts=counts)
+                self._commit_progress(self.log.last_seq())
+        except _ProcessorFailed:
+            self._forget_uncommitted()
+            with self._transaction():
+                appended = self.log.append_all(batch)
+            counts.clear()
+            self.pump(counts=counts)
+        if report is not None:
+            report.events.update(counts)
+        return len(appended)
 
     # -- processing ---------------------------------------------------------------
-    def pump(self, progress: Progress | None = None) -> int:
-        """Process every event after the cursor until the log is idle. Returns events handled."""
+    def pump(self, progress: Progress | None = None, counts: Counter[str] | None = None) -> int:
+        """Handle every event after the cursor, in log order, until the log is idle."""
         handled = 0
-        cursor = self.log.cursor(PIPELINE)
-        while batch := self.log.read(after=cursor, limit=self.batch_size):
+        counts = counts if counts is not None else Counter()
+        while batch := self.log.read(after=self.log.cursor(PIPELINE), limit=self.batch_size):
             try:
                 with self._transaction():
-                    cursor, count = self._handle_batch(batch, cursor)
-                    self._flush_states()
-                    self.log.set_cursor(PIPELINE, cursor)
-            except BaseException:
-                self._states.clear()
-                self._dirty.clear()
-                raise
-            handled += count
+                    self._handle(batch, follow_derived=False, counts=counts)
+                    self._commit_progress(batch[-1][0])
+            except _ProcessorFailed:
+                self._forget_uncommitted()
+                self._handle_one_by_one(batch, counts)
+            handled += len(batch)
             if progress is not None:
                 progress(len(batch))
         return handled
 
-    def _handle_batch(self, batch: list[tuple[int, Event]], cursor: int) -> tuple[int, int]:
+    def _commit_progress(self, cursor: int) -> None:
+        """Commit order inside the transaction: projection rows, derived events, states, the cursor."""
+        self.store.flush()
+        self.log.flush()
+        self._flush_states()
+        self.log.set_cursor(PIPELINE, cursor)
+
+    def _handle(self, batch: list[tuple[int, Event]], follow_derived: bool, counts: Counter[str],
+                safe: bool = False) -> None:
         queue = deque(batch)
-        count = 0
         while queue:
             seq, event = queue.popleft()
+            counts[event.type] += 1
+            self.counters[event.type] += 1
             self.projector.apply(event, seq)
             for processor in self._routes.get(event.type, ()):
-                queue.extend(self.log.append_all(self._run(processor, event)))
-            cursor = max(cursor, seq)
-            count += 1
-            self.counters[event.type] += 1
-        return cursor, count
+                derived = self.log.stage(self._run(processor, event, safe), dedupe=False)
+                if follow_derived:
+                    queue.extend(derived)
+                else:
+                    counts.update(e.type for _, e in derived)
 
-    def _run(self, processor: Processor, event: Event) -> list[Event]:  # type: ignore[type-arg]
+    def _handle_one_by_one(self, batch: list[tuple[int, Event]], counts: Counter[str]) -> None:
+        """Safe mode after a processor failure: one event per transaction, failures dead-lettered."""
+        for seq, event in batch:
+            with self._transaction():
+                self._handle([(seq, event)], follow_derived=False, counts=counts, safe=True)
+                self._commit_progress(seq)
+
+    def _run(self, processor: Processor, event: Event, safe: bool) -> list[Event]:  # type: ignore[type-arg]
         key = processor.state_key(event)
         state = self._state(processor, key) if key is not None else None
+        if safe and state is not None:
+            state = state.model_copy(deep=True)
         try:
             new_state, outputs = processor.process(state, event, self.ctx)
-        except Exception as exc:  # one bad event must not block the others
+        except Exception as exc:
+            if not safe:
+                raise _ProcessorFailed(processor.name) from exc
             log.exception("processor %s failed on %s", processor.name, event.event_id)
             self.counters[f"failed.{processor.name}"] += 1
             return [_dead_letter(processor.name, event, exc)]
@@ -152,9 +187,7 @@ class EmbeddedRuntime:
     def _state(self, processor: Processor, key: str) -> BaseModel | None:  # type: ignore[type-arg]
         slot = (processor.name, key)
         if slot not in self._states:
-            row = self.db.execute(
-                "SELECT value FROM log_state WHERE processor=? AND key=?", slot
-            ).fetchone()
+            row = self.db.execute("SELECT value FROM log_state WHERE processor=? AND key=?", slot).fetchone()
             state_type = processor.state_type
             self._states[slot] = state_type.model_validate_json(row[0]) if row and state_type else None
         return self._states[slot]
@@ -170,6 +203,12 @@ class EmbeddedRuntime:
         if len(self._states) > 50_000:
             self._states.clear()
 
+    def _forget_uncommitted(self) -> None:
+        self.log.discard()
+        self._states.clear()
+        self._dirty.clear()
+        self.store.forget_cache()
+
     # -- reads ---------------------------------------------------------------------
     def recall(self, request: RecallRequest) -> RecallResult:
         """Assemble the memory context and log the observation. Never raises into the chat."""
@@ -184,20 +223,18 @@ class EmbeddedRuntime:
     # -- rebuild -----------------------------------------------------------------
     def replay(self, progress: Progress | None = None) -> str:
         """Drop the projection and rebuild it from the log; return the new state hash."""
+        self.pump()
         with self._transaction():
             self.store.clear()
             for seq, event in self.log.scan():
                 self.projector.apply(event, seq)
                 if progress is not None:
                     progress(1)
+            self.store.flush()
         return self.store.state_hash()
 
-    def _types_after(self, seq: int) -> Counter[str]:
-        rows = self.db.execute("SELECT type, COUNT(*) FROM log_events WHERE seq > ? GROUP BY type", (seq,))
-        return Counter(dict(rows.fetchall()))
-
     def _transaction(self) -> "_Tx":
-        return _Tx(self.db)
+        return _Tx(self.db, self._forget_uncommitted)
 
     def close(self) -> None:
         self.db.close()
@@ -209,15 +246,22 @@ class EmbeddedRuntime:
         self.close()
 
 
+class _ProcessorFailed(Exception):
+    """A processor raised in a batch: the batch is redone one event at a time."""
+
+
 class _Tx:
-    def __init__(self, db) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, db, on_rollback=None) -> None:  # type: ignore[no-untyped-def]
         self.db = db
+        self.on_rollback = on_rollback
 
     def __enter__(self) -> None:
         self.db.execute("BEGIN")
 
     def __exit__(self, exc_type, exc, tb) -> None:  # type: ignore[no-untyped-def]
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+        if exc_type is not None and self.on_rollback is not None:
+            self.on_rollback()
 
 
 def _dead_letter(processor: str, event: Event, exc: Exception) -> DeadLettered:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import sqlite3
+from datetime import datetime
+from functools import lru_cache
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from engram.schemas.base import Event
 from engram.schemas.codec import decode, encode
 from engram.schemas.topics import topic_for
+
+_iso = lru_cache(maxsize=8192)(datetime.isoformat)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS log_events (
@@ -39,32 +43,74 @@ def open_database(path: Path) -> sqlite3.Connection:
 
 
 class EventLog:
-    """Append-only log. Appending an event id that is already there is a no-op."""
+    """Append-only log. Appending an event id that is already there is a no-op.
+
+    Appends are staged in memory with their sequence numbers assigned and
+    written in one `executemany` by `flush`; reads flush first.
+    """
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
+        self._staged: list[tuple[int, str, str, str, str, str, bytes]] = []
+        self._staged_ids: set[str] = set()
+        self._next_seq: int | None = None
+
+    def stage(self, events: Iterable[Event], dedupe: bool = True) -> list[tuple[int, Event]]:
+        """Assign sequence numbers and stage for writing; return (seq, event) for the new ones."""
+        batch = list(events)
+        known = self._known_ids([e.event_id for e in batch]) if dedupe else set()
+        if self._next_seq is None:
+            self._next_seq = self.last_seq() + 1
+        out = []
+        for event in batch:
+            if event.event_id in known or event.event_id in self._staged_ids:
+                continue
+            seq = self._next_seq
+            self._next_seq += 1
+            self._staged.append((seq, event.event_id, topic_for(event.type), event.partition_key, event.type,
+                                 _iso(event.occurred_at), encode(event)))
+            self._staged_ids.add(event.event_id)
+            out.append((seq, event))
+        return out
+
+    def flush(self) -> None:
+        if self._staged:
+            self._db.executemany(
+                "INSERT OR IGNORE INTO log_events (seq, event_id, topic, key, type, occurred_at, payload) "
+                "VALUES (?,?,?,?,?,?,?)",
+                self._staged,
+            )
+        self.discard()
+
+    def discard(self) -> None:
+        """Forget staged rows (after a rollback)."""
+        self._staged.clear()
+        self._staged_ids.clear()
+        self._next_seq = None
+
+    def _known_ids(self, ids: list[str]) -> set[str]:
+        known: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(f"SELECT event_id FROM log_events WHERE event_id IN ({marks})", chunk)
+            known.update(r[0] for r in rows)
+        return known
 
     def append(self, event: Event) -> int | None:
-        """Append one event; return its sequence number, or None if it was already logged."""
-        cursor = self._db.execute(
-            "INSERT OR IGNORE INTO log_events (event_id, topic, key, type, occurred_at, payload) "
-            "VALUES (?,?,?,?,?,?)",
-            (event.event_id, topic_for(event.type), event.partition_key, event.type,
-             event.occurred_at.isoformat(), encode(event)),
-        )
-        return cursor.lastrowid if cursor.rowcount > 0 else None
+        """Append one event now; return its sequence number, or None if it was already logged."""
+        appended = self.append_all([event])
+        return appended[0][0] if appended else None
 
     def append_all(self, events: Iterable[Event]) -> list[tuple[int, Event]]:
-        """Append several; return (seq, event) for the ones that were new."""
-        out = []
-        for event in events:
-            seq = self.append(event)
-            if seq is not None:
-                out.append((seq, event))
+        """Append several now; return (seq, event) for the ones that were new."""
+        out = self.stage(events)
+        self.flush()
         return out
 
     def read(self, after: int = 0, limit: int = 1000, types: tuple[str, ...] = ()) -> list[tuple[int, Event]]:
         """Events with seq > after, in order, decoded (and upcast)."""
+        self.flush()
         if types:
             marks = ",".join("?" * len(types))
             rows = self._db.execute(
@@ -88,20 +134,25 @@ class EventLog:
 
     def for_key(self, key: str, types: tuple[str, ...] = ()) -> Iterator[Event]:
         """Every event of one tenant/user, in order."""
+        self.flush()
         rows = self._db.execute("SELECT type, payload FROM log_events WHERE key = ? ORDER BY seq", (key,))
         for event_type, payload in rows:
             if not types or event_type in types:
                 yield decode(payload)
 
     def get(self, event_id: str) -> Event | None:
+        self.flush()
         row = self._db.execute("SELECT payload FROM log_events WHERE event_id = ?", (event_id,)).fetchone()
         return decode(row[0]) if row else None
 
     def last_seq(self) -> int:
+        if self._next_seq is not None:
+            return self._next_seq - 1
         row = self._db.execute("SELECT MAX(seq) FROM log_events").fetchone()
         return int(row[0] or 0)
 
     def count(self, types: tuple[str, ...] = ()) -> int:
+        self.flush()
         if not types:
             return int(self._db.execute("SELECT COUNT(*) FROM log_events").fetchone()[0])
         marks = ",".join("?" * len(types))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import uuid
 from datetime import datetime, timezone
@@ -33,14 +34,27 @@ def utc(value: datetime) -> datetime:
     return value.astimezone(timezone.utc)
 
 
+_NAMESPACE_BYTES = ENGRAM_NAMESPACE.bytes
+
+
+def uuid5_text(name: str) -> str:
+    """`str(uuid.uuid5(ENGRAM_NAMESPACE, name))`, without building UUID objects (hot path)."""
+    digest = hashlib.sha1(_NAMESPACE_BYTES + name.encode("utf-8")).digest()
+    raw = bytearray(digest[:16])
+    raw[6] = (raw[6] & 0x0F) | 0x50
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
 def derive_id(source_id: str, processor: str, index: int | str = 0) -> str:
     """Deterministic id of a derived event: replays produce the same ids."""
-    return str(uuid.uuid5(ENGRAM_NAMESPACE, f"{source_id}/{processor}/{index}"))
+    return uuid5_text(f"{source_id}/{processor}/{index}")
 
 
 def stable_id(*parts: str) -> str:
     """Deterministic id from a tuple of natural-key parts."""
-    return str(uuid.uuid5(ENGRAM_NAMESPACE, "/".join(parts)))
+    return uuid5_text("/".join(parts))
 
 
 class Frozen(BaseModel):

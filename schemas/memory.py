@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from functools import cached_property
 from enum import StrEnum
 from typing import Literal
 
@@ -84,7 +85,7 @@ class Candidate(Frozen):
     negated: bool = False
     source_message_ids: tuple[str, ...] = ()
 
-    @property
+    @cached_property
     def slot(self) -> str:
         return slot_key(self.type, self.attribute)
 

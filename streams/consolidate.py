@@ -8,16 +8,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic import BaseModel, Field
+import numpy as np
+from pydantic import BaseModel, Field, PrivateAttr
 
-from engram.core.embedding import cosine, embed_text
+from engram.core.embedding import Embedder, embed_text
+from engram.core.vector_table import VectorTable
 from engram.core.ports import Judgement
 from engram.schemas.base import Event, derive_id
 from engram.schemas.events import (
     ChangeKind, CorrectionRequested, ForgetRequested, Judge, MemoryChanged, MemoryProposed,
     PinRequested, Relation,
 )
-from engram.schemas.memory import PERSONA_SLOTS, MemoryRecord, is_single_valued
+from engram.schemas.memory import PERSONA_SLOTS, MemoryRecord, MemoryType, is_single_valued
 
 from .forget import select_forget_targets
 from .merge_rules import judge_by_rules, topics_match
@@ -28,9 +30,27 @@ RELATION_PRIORITY = ("same", "replace", "conflict", "append", "skip")
 
 
 class UserMemories(BaseModel):
-    """Active memories of one user, by id."""
+    """Active memories of one user, by id (plus an unpersisted vector table per type)."""
 
     memories: dict[str, MemoryRecord] = Field(default_factory=dict)
+    _tables: dict[MemoryType, VectorTable] | None = PrivateAttr(default=None)
+
+    def vectors(self, embedder: Embedder) -> dict[MemoryType, VectorTable]:
+        """Per-type vector tables of the active memories, built once and then kept in step."""
+        tables = self._tables
+        if tables is None:
+            tables = {}
+            for record in self.memories.values():
+                _table(tables, record.type, embedder).put(record.memory_id, embed_text(embedder, record.content))
+            self._tables = tables
+        return tables
+
+
+def _table(tables: dict[MemoryType, VectorTable], memory_type: MemoryType, embedder: Embedder) -> VectorTable:
+    table = tables.get(memory_type)
+    if table is None:
+        table = tables[memory_type] = VectorTable(embedder.dimensions)
+    return table
 
 
 @dataclass(frozen=True)
@@ -53,15 +73,15 @@ class ConsolidateProcessor:
     def process(
         self, state: UserMemories | None, event: Event, ctx: ProcessorContext
     ) -> tuple[UserMemories, list[Event]]:
-        state = UserMemories.model_construct(memories=dict(state.memories)) if state else UserMemories()
+        state = state if state is not None else UserMemories()
         if isinstance(event, MemoryProposed):
             changes = _consolidate(state, event, ctx)
         elif isinstance(event, ForgetRequested):
-            changes = _forget(state, event)
+            changes = _forget(state, event, ctx)
         elif isinstance(event, PinRequested):
-            changes = _pin(state, event)
+            changes = _pin(state, event, ctx)
         elif isinstance(event, CorrectionRequested):
-            changes = _correct(state, event)
+            changes = _correct(state, event, ctx)
         else:
             changes = []
         return state, _to_events(event, changes)
@@ -80,7 +100,7 @@ class _Change:
 
 def _to_events(source: Event, changes: list[_Change]) -> list[Event]:
     return [
-        MemoryChanged(
+        MemoryChanged.model_construct(  # built from validated events and records
             event_id=derive_id(source.event_id, "consolidate", i),
             occurred_at=source.occurred_at,
             tenant_id=source.tenant_id,
@@ -99,11 +119,16 @@ def _to_events(source: Event, changes: list[_Change]) -> list[Event]:
     ]
 
 
-def _apply(state: UserMemories, change: _Change) -> _Change:
-    if change.after is not None and change.after.status == "active":
-        state.memories[change.memory_id] = change.after
+def _apply(state: UserMemories, embedder: Embedder, change: _Change) -> _Change:
+    tables = state.vectors(embedder)
+    after = change.after
+    if after is not None and after.status == "active":
+        state.memories[change.memory_id] = after
+        _table(tables, after.type, embedder).put(after.memory_id, embed_text(embedder, after.content))
     else:
-        state.memories.pop(change.memory_id, None)
+        old = state.memories.pop(change.memory_id, None)
+        if old is not None:
+            _table(tables, old.type, embedder).remove(old.memory_id)
     return change
 
 
@@ -111,16 +136,16 @@ def _consolidate(state: UserMemories, event: MemoryProposed, ctx: ProcessorConte
     related = _judged_related(state, event, ctx)
     by_relation = {r: [x for x in related if x.judgement.relation == r] for r in RELATION_PRIORITY}
     if by_relation["same"]:
-        return [_apply(state, _reinforce(event, by_relation["same"][0], ctx))]
+        return [_apply(state, ctx.embedder, _reinforce(event, by_relation["same"][0], ctx))]
     if by_relation["skip"] and not by_relation["replace"]:
         first = by_relation["skip"][0]
         return [_discard(event, first)]
-    changes = [_apply(state, _retire(event, r)) for r in by_relation["replace"]]
+    changes = [_apply(state, ctx.embedder, _retire(event, r)) for r in by_relation["replace"]]
     conflicts = by_relation["conflict"]
     created = _new_record(event, conflict_with=tuple(r.record.memory_id for r in conflicts))
     relation, judge, reason = _creation_reason(related, by_relation)
-    changes.append(_apply(state, _Change(created.memory_id, "created", None, created, relation, judge, reason)))
-    changes.extend(_apply(state, _link_conflict(r, created)) for r in conflicts)
+    changes.append(_apply(state, ctx.embedder, _Change(created.memory_id, "created", None, created, relation, judge, reason)))
+    changes.extend(_apply(state, ctx.embedder, _link_conflict(r, created)) for r in conflicts)
     return changes
 
 
@@ -144,15 +169,17 @@ def _undecided(event: MemoryProposed, record: MemoryRecord, ctx: ProcessorContex
 def _find(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext) -> list[tuple[MemoryRecord, float]]:
     """Same type (or slot), cosine above the recall-oriented threshold, or the same topic."""
     candidate = event.candidate
+    table = state.vectors(ctx.embedder).get(candidate.type)
+    if table is None or not len(table):
+        return []
+    cosines = table.scores(embed_text(ctx.embedder, candidate.content))
     single = is_single_valued(candidate.slot)
-    vector = embed_text(ctx.embedder, candidate.content)
+    threshold = ctx.config.merge.find_cosine
     found = []
-    for record in state.memories.values():
-        if record.type != candidate.type:
-            continue
-        cos = cosine(vector, embed_text(ctx.embedder, record.content))
-        if (single and record.slot == candidate.slot) or cos >= ctx.config.merge.find_cosine or topics_match(
-            record.topic, candidate.topic
+    for memory_id, cos in zip(table.ids, cosines.tolist()):
+        record = state.memories[memory_id]
+        if cos >= threshold or (single and record.slot == candidate.slot) or (
+            candidate.topic and topics_match(record.topic, candidate.topic)
         ):
             found.append((record, cos))
     found.sort(key=lambda pair: (-pair[1], pair[0].memory_id))
@@ -172,7 +199,7 @@ def _creation_reason(related: list[_Related], by_relation: dict[str, list[_Relat
 
 def _new_record(event: MemoryProposed, conflict_with: tuple[str, ...] = ()) -> MemoryRecord:
     c = event.candidate
-    return MemoryRecord(
+    return MemoryRecord.model_construct(  # fields come from validated events
         memory_id=derive_id(event.event_id, "consolidate", "memory"),
         tenant_id=event.tenant_id, user_id=event.user_id,
         agent_id=event.agent_id, session_id=event.session_id,
@@ -236,24 +263,24 @@ def _link_conflict(related: _Related, created: MemoryRecord) -> _Change:
     return _Change(old.memory_id, "updated", old, after, "conflict", j.judge, j.reason)  # type: ignore[arg-type]
 
 
-def _forget(state: UserMemories, event: ForgetRequested) -> list[_Change]:
+def _forget(state: UserMemories, event: ForgetRequested, ctx: ProcessorContext) -> list[_Change]:
     targets = select_forget_targets(list(state.memories.values()), event)
     return [
-        _apply(state, _Change(r.memory_id, "deleted", r, None, "user", "user", "forgotten at the user's request"))
+        _apply(state, ctx.embedder, _Change(r.memory_id, "deleted", r, None, "user", "user", "forgotten at the user's request"))
         for r in targets
     ]
 
 
-def _pin(state: UserMemories, event: PinRequested) -> list[_Change]:
+def _pin(state: UserMemories, event: PinRequested, ctx: ProcessorContext) -> list[_Change]:
     old = state.memories.get(event.memory_id)
     if old is None or old.pinned == event.pinned:
         return []
     after = old.model_copy(update={"pinned": event.pinned, "updated_at": event.occurred_at, "version": old.version + 1})
     kind: ChangeKind = "pinned" if event.pinned else "unpinned"
-    return [_apply(state, _Change(old.memory_id, kind, old, after, "user", "user", f"{kind} by the user"))]
+    return [_apply(state, ctx.embedder, _Change(old.memory_id, kind, old, after, "user", "user", f"{kind} by the user"))]
 
 
-def _correct(state: UserMemories, event: CorrectionRequested) -> list[_Change]:
+def _correct(state: UserMemories, event: CorrectionRequested, ctx: ProcessorContext) -> list[_Change]:
     old = state.memories.get(event.memory_id)
     if old is None:
         return []
@@ -261,4 +288,4 @@ def _correct(state: UserMemories, event: CorrectionRequested) -> list[_Change]:
         "content": event.content, "confidence": 1.0, "updated_at": event.occurred_at,
         "version": old.version + 1, "source_event_ids": _merge_ids(old.source_event_ids, (event.event_id,)),
     })
-    return [_apply(state, _Change(old.memory_id, "corrected", old, after, "user", "user", "corrected by the user"))]
+    return [_apply(state, ctx.embedder, _Change(old.memory_id, "corrected", old, after, "user", "user", "corrected by the user"))]

@@ -9,6 +9,7 @@ the guard, so the three agree on what counts as a confirmation.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from engram.core.config import FilterConfig
 from engram.schemas.events import SkipReason
@@ -17,18 +18,18 @@ from engram.schemas.memory import Role
 _DEFAULT = FilterConfig()
 
 _ZH_USER_SIGNALS = ("我", "喜欢", "希望", "想要", "计划", "以后", "不要", "需要", "偏好", "目标", "约束")
+# English signals are matched on lower-cased text, without a leading \b: Python's
+# regex engine only uses its fast first-character scan for such patterns, so
+# the left word boundary is checked by hand in `_has_word`.
 _EN_USER_SIGNAL = re.compile(
-    r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|we|our|like|love|hate|prefer|want|plan|"
-    r"planning|never|always|don't|dont|do not|need|goal|avoid|usually|favorite|favourite)\b",
-    re.IGNORECASE,
+    r"(?:i|i'm|im|i've|i'd|i'll|me|my|mine|we|our|like|love|hate|prefer|want|plan|planning|never|always|"
+    r"don't|dont|do not|need|goal|avoid|usually|favorite|favourite)\b"
 )
 
 _ZH_DECISION_SIGNALS = ("已确认", "最终", "确定", "就按", "采用", "执行", "可以开始", "没问题", "决定", "敲定", "约定")
 _EN_DECISION_SIGNAL = re.compile(
-    r"\b(?:ok|okay|confirmed|decided|agreed|final|finalized|settled|"
-    r"approved|will do|sounds good|no problem|go ahead|locked in|"
-    r"(?:we|we'll|we will|let's|let us|i'll|i will)\s+(?:go|proceed|stick)\s+with)\b",
-    re.IGNORECASE,
+    r"(?:ok|okay|confirmed|decided|agreed|final|finalized|settled|approved|will do|sounds good|"
+    r"no problem|go ahead|locked in|go with|proceed with|stick with)\b"
 )
 
 _CHIT_CHAT_PHRASES = frozenset(
@@ -39,7 +40,16 @@ _CHIT_CHAT_PHRASES = frozenset(
     soon later so much very lot a 你 您 啦 呀 吧 呢 嘛 哒 了 哟 噢耶""".split()
 )
 _CHIT_CHAT_SPLIT = re.compile(r"[\s\W_]+", re.UNICODE)
+_MAX_CHIT_CHAT_CHARS = 48
 _ZH_LAUGH = re.compile(r"^(?:[哈呵嘿嘻]+|6+|[.。!！~～]+)$")
+
+
+def _has_word(pattern: re.Pattern[str], low: str) -> bool:
+    for m in pattern.finditer(low):
+        start = m.start()
+        if start == 0 or not low[start - 1].isalnum():
+            return True
+    return False
 
 
 def has_user_signal(text: str) -> bool:
@@ -47,19 +57,22 @@ def has_user_signal(text: str) -> bool:
     for signal in _ZH_USER_SIGNALS:
         if signal in text:
             return True
-    return _EN_USER_SIGNAL.search(text) is not None
+    return _has_word(_EN_USER_SIGNAL, text.lower())
 
 
+@lru_cache(maxsize=4096)
 def has_decision_signal(text: str) -> bool:
     """A confirmation/decision signal in assistant text ("已确认", "we'll go with"…)."""
     for signal in _ZH_DECISION_SIGNALS:
         if signal in text:
             return True
-    return _EN_DECISION_SIGNAL.search(text) is not None
+    return _has_word(_EN_DECISION_SIGNAL, text.lower())
 
 
 def is_chit_chat(text: str) -> bool:
     """True if the text is made only of pleasantries, acknowledgements or laughter."""
+    if len(text) > _MAX_CHIT_CHAT_CHARS:
+        return False
     words = [w for w in _CHIT_CHAT_SPLIT.split(text.lower()) if w]
     if not words or len(words) > 6:
         return not words

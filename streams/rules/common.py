@@ -21,6 +21,7 @@ class Draft:
     topic: str | None = None
     negated: bool = False
     entities: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
 
 
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -33,11 +34,14 @@ _WS = re.compile(r"\s+")
 
 
 def prepare(text: str) -> str:
-    """NFKC (full-width letters and punctuation to ASCII) and no spaces beside CJK."""
-    text = unicodedata.normalize("NFKC", text)
-    if CJK.search(text):
-        text = _CJK_SPACE.sub("", text)
+    """NFKC (full-width letters and punctuation to ASCII), straight quotes, single spaces."""
+    text = unicodedata.normalize("NFKC", text).replace("\u2019", "'").replace("\u2018", "'")
     return _WS.sub(" ", text).strip()
+
+
+def squeeze_cjk(text: str) -> str:
+    """Drop the spaces beside CJK characters ("我是 Java 开发" -> "我是Java开发")."""
+    return _CJK_SPACE.sub("", text)
 
 
 def sentences(text: str) -> list[tuple[str, bool]]:
@@ -93,10 +97,28 @@ _NOT_ENTITY = frozenset(
 )
 
 
-def entities_in(value: str) -> tuple[str, ...]:
-    """Named things: Latin terms inside Chinese text, capitalised words in English."""
-    found = _LATIN_TERM.findall(value) if CJK.search(value) else _PROPER.findall(value)
+def entities_in(value: str, prose: bool = False) -> tuple[str, ...]:
+    """Named things: Latin terms inside Chinese text, capitalised words in English.
+
+    In `prose` (whole sentences) a capital that only starts a sentence is not a name.
+    """
+    if CJK.search(value):
+        found = _LATIN_TERM.findall(value)
+    elif prose:
+        found = [m.group() for m in _PROPER.finditer(value) if not _starts_sentence(value, m.start())]
+    else:
+        found = _PROPER.findall(value)
     return tuple(dict.fromkeys(e for e in found if e not in _NOT_ENTITY))
+
+
+def _starts_sentence(text: str, at: int) -> bool:
+    before = text[:at].rstrip(" \"'“‘(")
+    return not before or before[-1] in ".!?:…"
+
+
+_GENERIC_WORDS = frozenset(
+    "user user's wants likes loves prefers enjoys longer doesn't has is was goal favorite".split()
+)
 
 
 def keywords_of(content: str, topic: str | None, limit: int = 8) -> tuple[str, ...]:
@@ -106,7 +128,7 @@ def keywords_of(content: str, topic: str | None, limit: int = 8) -> tuple[str, .
         words[topic] = None
     for word in _LATIN_TERM.findall(content):
         low = word.lower().strip(".'-")
-        if len(low) > 2 and low not in EN_STOPWORDS and low != "user's":
+        if len(low) > 2 and low not in EN_STOPWORDS and low not in _GENERIC_WORDS:
             words[low] = None
         if len(words) >= limit:
             break

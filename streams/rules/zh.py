@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from engram.schemas.memory import MemoryType as T
 
-from .common import Draft, entities_in, sentences, topic_of, zh_object
+from .common import Draft, entities_in, sentences, squeeze_cjk, topic_of, zh_object
 
 _LEAD = re.compile(
     r"^(?:(?:其实|另外|还有|而且|并且|但是|但|不过|可是|然而|所以|因此|然后|对了|嗯+|哦|噢|啊|唉|"
@@ -61,7 +61,10 @@ def _occupation(m: re.Match[str]) -> Draft | None:
     return Draft(T.USER_PROFILE, f"用户是{job}", 0.9, "occupation", topic_of(job), False, entities_in(job))
 
 
-_ORG = re.compile(r"(?:公司|集团|科技|银行|大学|学院|医院|研究院|研究所|实验室|工作室|团队|部门|[A-Za-z])$")
+_ORG = re.compile(
+    r"(?:公司|集团|科技|银行|大学|学院|医院|研究院|研究所|实验室|工作室|团队|部门|[A-Za-z])$"
+    r"|^(?:腾讯|阿里|阿里巴巴|字节|字节跳动|百度|华为|小米|京东|美团|网易|拼多多|微软|谷歌|苹果|亚马逊|蚂蚁)"
+)
 
 
 def _workplace(m: re.Match[str]) -> Draft | None:
@@ -250,7 +253,7 @@ def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
     """Drafts from a Chinese user turn; unmatched informative clauses go to `leftovers`."""
     out: list[Draft] = []
     explicit_self = False
-    for sentence, is_question in sentences(text):
+    for sentence, is_question in sentences(squeeze_cjk(text)):
         if is_question:
             continue
         for clause in _clauses(sentence):

@@ -35,23 +35,25 @@ def _record(memory_id: str, content: str, *, tenant: str = "t", user: str = "u",
                         created_at=T0, updated_at=T0, last_seen_at=T0)
 
 
-def _put(store: MemoryStore, record: MemoryRecord) -> bool:
-    return store.upsert_memory(record.tenant_id, record.user_id, record, EMBED.embed_one(record.content))
+def _put(store: MemoryStore, record: MemoryRecord) -> None:
+    store.upsert_memory(record.tenant_id, record.user_id, record, EMBED.embed_one(record.content))
 
 
 def test_upsert_then_get_returns_the_record(store: MemoryStore) -> None:
     record = _record("m1", "User likes green tea")
-    assert _put(store, record)
+    _put(store, record)
     assert store.get_memory("t", "u", "m1") == record
     assert store.has_user("t", "u") and not store.has_user("t", "someone")
 
 
 def test_an_older_version_never_overwrites_a_newer_one(store: MemoryStore) -> None:
     _put(store, _record("m1", "v2 text", version=2))
-    assert not _put(store, _record("m1", "v1 text", version=1))
-    assert not _put(store, _record("m1", "v2 again", version=2))
+    _put(store, _record("m1", "v1 text", version=1))
+    _put(store, _record("m1", "v2 again", version=2))
     assert store.get_memory("t", "u", "m1").content == "v2 text"  # type: ignore[union-attr]
-    assert _put(store, _record("m1", "v3 text", version=3))
+    hits = store.search_memories("t", "u", "text", EMBED.embed_one("v2 text"), 5)
+    assert [h.record.content for h in hits] == ["v2 text"]
+    _put(store, _record("m1", "v3 text", version=3))
     assert store.get_memory("t", "u", "m1").content == "v3 text"  # type: ignore[union-attr]
 
 

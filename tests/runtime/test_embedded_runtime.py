@@ -10,14 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engram.core.ports import Extraction
 from engram.recall.service import RecallRequest
 from engram.runtime.context import default_context
 from engram.runtime.engine import EmbeddedRuntime
 from engram.schemas.codec import encode
-from engram.schemas.events import DeadLettered, TurnRecorded
+from engram.schemas.events import DeadLettered
 from engram.streams.processor import ProcessorContext
-from engram.streams.rule_extractor import RuleExtractor
 from tests.drivers import T0, turn
 from tests.generators import conversations
 
@@ -88,32 +86,39 @@ def test_a_crash_mid_batch_rolls_back_and_the_rerun_equals_an_uninterrupted_run(
         crashing.ingest(turns)
     crashing.close()
     with EmbeddedRuntime(tmp_path / "crash") as resumed:
-        resumed.pump()
+        assert 0 < resumed.log.count(("TurnRecorded",)) < len(turns)
+        report = resumed.ingest(turns)  # the client retries the whole file
+        assert report.duplicates == resumed.log.count(("TurnRecorded",)) - report.appended > 0
         assert resumed.store.state_hash() == expected
 
 
-class _ExplodingExtractor:
-    def __init__(self) -> None:
-        self.rules = RuleExtractor()
+class _ExplodingEmbedder:
+    """The default embedder, except that it fails on one poisoned text."""
 
-    def extract(self, turn: TurnRecorded) -> Extraction:
-        if "BOOM" in turn.content:
-            raise ValueError("extractor bug")
-        return self.rules.extract(turn)
+    def __init__(self) -> None:
+        self.inner = default_context().embedder
+        self.model_id = self.inner.model_id
+        self.dimensions = self.inner.dimensions
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        if any("BOOM" in t for t in texts):
+            raise ValueError("embedder bug")
+        return self.inner.embed(texts)
 
 
 def test_a_failing_event_is_dead_lettered_and_the_others_go_on(tmp_path: Path) -> None:
     base = default_context()
-    ctx = ProcessorContext(config=base.config, embedder=base.embedder, extractor=_ExplodingExtractor(),
+    ctx = ProcessorContext(config=base.config, embedder=_ExplodingEmbedder(), extractor=base.extractor,
                            summarizer=base.summarizer)
     with EmbeddedRuntime(tmp_path / "dlq", ctx=ctx) as runtime:
-        runtime.ingest([turn("我喜欢猫"), turn("I love BOOM and everything about it"), turn("我是前端开发")])
+        runtime.ingest([turn("我很喜欢猫咪"), turn("I love BOOM and everything about it"), turn("我是前端开发")])
         letters = [e for _, e in runtime.log.scan(types=("DeadLettered",))]
         assert len(letters) == 1 and isinstance(letters[0], DeadLettered)
-        assert "extractor bug" in letters[0].reason and "BOOM" in letters[0].raw
+        assert "embedder bug" in letters[0].reason and "BOOM" in letters[0].raw
         contents = [m.content for m in runtime.store.list_memories("t1", "u1")]
         assert any("猫" in c for c in contents) and any("前端" in c for c in contents)
-        assert runtime.counters["failed.extract"] == 1
+        assert runtime.counters["failed.consolidate"] == 1
+        assert runtime.log.cursor("pipeline") == runtime.log.last_seq()
 
 
 _ids = st.text(alphabet=string.ascii_letters + string.digits + "-_.:@中文", min_size=1, max_size=12)

@@ -1,0 +1,1 @@
+"""Engram benchmarks (BENCH.md): each module runs as one command printing JSON lines and a table."""

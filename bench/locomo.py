@@ -1,0 +1,459 @@
+"""BENCH §4 — recall quality on LoCoMo, with raw-turn baselines in the same run.
+
+    python -m bench.locomo ../shared/data/locomo/                  # Engram + BM25 + dense + hybrid
+    python -m bench.locomo ../shared/data/locomo/ --no-baselines   # Engram only
+    python -m bench.locomo DIR --limit-conversations 1 --limit-questions 20
+
+Each conversation file (`*.json`, LoCoMo-10 layout) becomes ONE user
+(tenant `locomo`, user `conv-<file stem>`). Every turn goes through the normal
+ingest path (`EmbeddedRuntime.ingest`) as a `user` turn: message id = dia_id,
+session = the LoCoMo session key, speaker name in metadata `{"speaker": ...}`,
+event time = the session's `session_N_date_time` plus TURN_SPACING per turn,
+and an image caption, when there is one, appended as ` [image: caption]`.
+
+Then each question of category 1–4 (5, adversarial, is excluded; questions
+without evidence are counted but not scored) is recalled in a fresh session
+(`locomo-eval`, so no summary and no recent window) one day after the last
+session, with a large result limit and token budget so the cut-offs below are
+the benchmark's, not the service's:
+
+- the long-term items (kind persona or memory), in the order recall returns
+  them, are the ranking; an item's provenance is its `source_message_ids`;
+  an item with more than 3 distinct source turns (a summary-like item)
+  takes its rank and its tokens but counts for no evidence;
+- any@10: share of questions with an evidence dia_id in the provenance of
+  one of the top 10 items;
+- any@1000tok: the same for the longest prefix of the ranking that fits in
+  1,000 tokens, a token being 4 characters of the item text (ceil(len/4)),
+  as BENCH.md says; the walk stops at the first item that does not fit.
+
+Baselines rank the raw turns of the conversation (text `speaker: content`,
+the same content Engram ingested), each turn one item with its own dia_id:
+BM25 (Okapi, Engram's tokenizer), dense all-MiniLM-L6-v2 (bench/minilm.py,
+numpy), and their reciprocal-rank-fusion hybrid (k = 60).
+
+Prints one JSON line per (system, conversation) and per system overall, then
+tables. Nothing here looks at the question texts beyond passing them to
+recall and to the baselines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make `bench` and the repo importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import emit, machine_info, median, peak_rss_mib, table  # noqa: E402
+
+TENANT = "locomo"
+AGENT = "locomo"
+EVAL_SESSION = "locomo-eval"
+TURN_SPACING = timedelta(seconds=5)
+TOP_K = 10
+TOKEN_BUDGET = 1000
+MAX_EVIDENCE_SPAN = 3
+CATEGORIES = (1, 2, 3, 4)
+LONG_TERM_KINDS = ("persona", "memory")
+_SESSION_KEY = re.compile(r"session_(\d+)$")
+_DIA_ID = re.compile(r"D:?(\d+):(\d+)")
+
+
+@dataclass(frozen=True)
+class LocomoTurn:
+    dia_id: str
+    session: str
+    speaker: str
+    content: str
+    ts: datetime
+
+
+@dataclass(frozen=True)
+class Question:
+    index: int
+    text: str
+    category: int
+    evidence: frozenset[str]
+
+
+@dataclass
+class Conversation:
+    name: str
+    turns: list[LocomoTurn]
+    questions: list[Question]
+    skipped_no_evidence: int = 0
+    skipped_category_5: int = 0
+
+    @property
+    def user(self) -> str:
+        return f"conv-{self.name}"
+
+    @property
+    def eval_time(self) -> datetime:
+        return max(t.ts for t in self.turns) + timedelta(days=1)
+
+
+# -- loading -------------------------------------------------------------------------------------------
+
+def parse_session_time(value: str) -> datetime:
+    """'1:56 pm on 8 May, 2023' -> 2023-05-08 13:56 UTC."""
+    text = " ".join(value.replace(",", ", ").split()).replace(" ,", ",")
+    for fmt in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %B %d, %Y"):
+        try:
+            return datetime.strptime(text, fmt).replace(tzinfo=timezone.utc)
+        except ValueError:
+            continue
+    raise ValueError(f"unrecognised LoCoMo date {value!r}")
+
+
+def normalise_evidence(raw: Iterable[str]) -> frozenset[str]:
+    """Evidence lists hold ids like 'D3:7', sometimes 'D8:6; D9:17' or 'D:11:26'."""
+    return frozenset(f"D{a}:{b}" for item in raw for a, b in _DIA_ID.findall(str(item)))
+
+
+def load_conversation(path: Path) -> Conversation:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    conv = data.get("conversation", data)  # the original locomo10.json nests it
+    sessions = sorted(
+        ((int(m.group(1)), key) for key in conv if (m := _SESSION_KEY.match(key)) and isinstance(conv[key], list)),
+    )
+    turns: list[LocomoTurn] = []
+    for _, key in sessions:
+        start = parse_session_time(conv[f"{key}_date_time"])
+        for n, raw in enumerate(conv[key]):
+            content = str(raw.get("text", "")).strip()
+            caption = str(raw.get("blip_caption") or "").strip()
+            if caption:
+                content = f"{content} [image: {caption}]".strip()
+            if not content:
+                continue
+            turns.append(LocomoTurn(raw["dia_id"], key, str(raw.get("speaker", "")), content,
+                                    start + n * TURN_SPACING))
+    questions: list[Question] = []
+    no_evidence = cat5 = 0
+    for index, qa in enumerate(data.get("qa", [])):
+        category = int(qa.get("category", 0))
+        if category not in CATEGORIES:
+            cat5 += category == 5
+            continue
+        evidence = normalise_evidence(qa.get("evidence", []))
+        if not evidence:
+            no_evidence += 1
+            continue
+        questions.append(Question(index, str(qa["question"]), category, evidence))
+    return Conversation(path.stem, turns, questions, no_evidence, cat5)
+
+
+def load_folder(folder: Path, limit: int | None = None) -> list[Conversation]:
+    files = sorted(folder.glob("*.json"), key=lambda p: (len(p.stem), p.stem))
+    if not files:
+        raise SystemExit(f"no *.json conversation files in {folder}")
+    return [load_conversation(p) for p in files[:limit]]
+
+
+# -- scoring ---------------------------------------------------------------------------------------------
+
+def chars_to_tokens(text: str) -> int:
+    return max(1, math.ceil(len(text) / 4))
+
+
+@dataclass(frozen=True)
+class RankedItem:
+    provenance: frozenset[str]
+    tokens: int
+
+    @property
+    def counts_as_evidence(self) -> bool:
+        return 0 < len(self.provenance) <= MAX_EVIDENCE_SPAN
+
+
+def score_ranking(items: Sequence[RankedItem], evidence: frozenset[str]) -> dict[str, Any]:
+    """any@10, any@1000tok and how many items the 1,000-token prefix held."""
+    def hit(item: RankedItem) -> bool:
+        return item.counts_as_evidence and bool(item.provenance & evidence)
+
+    at_k = any(hit(i) for i in items[:TOP_K])
+    used = in_budget = 0
+    at_budget = False
+    for item in items:
+        if used + item.tokens > TOKEN_BUDGET:
+            break
+        used += item.tokens
+        in_budget += 1
+        at_budget = at_budget or hit(item)
+    return {"at_10": at_k, "at_1000tok": at_budget, "items_in_budget": in_budget, "tokens_in_budget": used,
+            "items": len(items)}
+
+
+@dataclass
+class Tally:
+    """Per-question outcomes of one system on one conversation (or overall)."""
+
+    rows: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+
+    def add(self, category: int, outcome: dict[str, Any]) -> None:
+        self.rows.append((category, outcome))
+
+    def metrics(self) -> dict[str, Any]:
+        def block(rows: list[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
+            n = len(rows)
+            return {
+                "questions": n,
+                "any_at_10": round(sum(o["at_10"] for _, o in rows) / n, 4) if n else None,
+                "any_at_1000tok": round(sum(o["at_1000tok"] for _, o in rows) / n, 4) if n else None,
+            }
+
+        out = block(self.rows)
+        out["by_category"] = {str(c): block([r for r in self.rows if r[0] == c]) for c in CATEGORIES}
+        if self.rows:
+            out["mean_items_in_1000tok"] = round(sum(o["items_in_budget"] for _, o in self.rows) / len(self.rows), 1)
+            out["empty_rankings"] = sum(1 for _, o in self.rows if o["items"] == 0)
+        return out
+
+
+# -- systems ---------------------------------------------------------------------------------------------
+
+def engram_context(candidate_limit: int | None, deadline_ms: float) -> Any:
+    from engram.core.config import DEFAULT_CONFIG
+    from engram.runtime.context import default_context
+
+    update: dict[str, Any] = {"deadline_ms": deadline_ms}
+    if candidate_limit:
+        update["candidate_limit"] = candidate_limit
+    config = DEFAULT_CONFIG.model_copy(update={"recall": DEFAULT_CONFIG.recall.model_copy(update=update)})
+    return default_context(config)
+
+
+def ingest_conversation(runtime: Any, conv: Conversation) -> dict[str, Any]:
+    from engram.schemas.inputs import TurnInput
+
+    inputs = [
+        TurnInput(tenant=TENANT, user=conv.user, agent=AGENT, session=t.session, message_id=t.dia_id,
+                  role="user", content=t.content, ts=t.ts, metadata={"speaker": t.speaker})
+        for t in conv.turns
+    ]
+    handled_before = int(runtime.counters.get("TurnRecorded", 0))
+    start = time.perf_counter()
+    report = runtime.ingest(inputs)
+    seconds = time.perf_counter() - start
+    processed = int(runtime.counters.get("TurnRecorded", 0)) - handled_before
+    if processed != report.appended:
+        print(f"WARNING: conversation {conv.name}: only {processed} of {report.appended} turns reached the "
+              "processors", file=sys.stderr)
+    memories = runtime.store.list_memories(TENANT, conv.user)
+    provenance = {m for r in memories if len(set(r.source_message_ids)) <= MAX_EVIDENCE_SPAN
+                  for m in r.source_message_ids}
+    coverage = (sum(bool(q.evidence & provenance) for q in conv.questions) / len(conv.questions)
+                if conv.questions else None)
+    return {"turns": report.received, "appended": report.appended, "processed_turns": processed,
+            "evidence_coverage": None if coverage is None else round(coverage, 4),
+            "ingest_seconds": round(seconds, 3),
+            "events": dict(sorted(report.events.items())), "active_memories": len(memories),
+            "persona_memories": sum(1 for m in memories if getattr(m, "layer", "") == "L3")}
+
+
+def engram_rankings(runtime: Any, conv: Conversation, questions: Sequence[Question], limit: int,
+                    budget: int) -> tuple[list[list[RankedItem]], dict[str, Any]]:
+    from engram.recall.service import RecallRequest
+
+    rankings, latencies, exceeded = [], [], 0
+    for q in questions:
+        start = time.perf_counter()
+        result = runtime.recall(RecallRequest(
+            tenant=TENANT, user=conv.user, agent=AGENT, session=EVAL_SESSION, question=q.text,
+            now=conv.eval_time, message_id=f"q{q.index}", limit=limit, token_budget=budget))
+        latencies.append((time.perf_counter() - start) * 1000)
+        exceeded += bool(result.deadline_exceeded)
+        rankings.append([RankedItem(frozenset(i.source_message_ids), chars_to_tokens(i.text))
+                         for i in result.items if i.kind in LONG_TERM_KINDS])
+    lat = sorted(latencies)
+    info = {"recall_p50_ms": round(median(lat), 2),
+            "recall_p95_ms": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 2) if lat else 0.0,
+            "deadline_exceeded": exceeded}
+    return rankings, info
+
+
+def baseline_rankings(conv: Conversation, questions: Sequence[Question], dense_model: Any | None
+                      ) -> dict[str, list[list[RankedItem]]]:
+    from bench.baselines import BM25, Dense, rrf
+
+    docs = [f"{t.speaker}: {t.content}" for t in conv.turns]
+    items = [RankedItem(frozenset({t.dia_id}), chars_to_tokens(d)) for t, d in zip(conv.turns, docs)]
+    bm25 = BM25(docs)
+    out: dict[str, list[list[RankedItem]]] = {"bm25": []}
+    sparse = [bm25.rank(q.text) for q in questions]
+    out["bm25"] = [[items[i] for i in r] for r in sparse]
+    if dense_model is not None:
+        dense = Dense(dense_model.encode(docs))
+        qvecs = dense_model.encode([q.text for q in questions])
+        dense_ranks = [dense.rank(v) for v in qvecs]
+        out["dense_minilm"] = [[items[i] for i in r] for r in dense_ranks]
+        out["hybrid_rrf"] = [[items[i] for i in rrf(s, d)] for s, d in zip(sparse, dense_ranks)]
+    return out
+
+
+# -- main ------------------------------------------------------------------------------------------------
+
+SYSTEMS = ("engram", "bm25", "dense_minilm", "hybrid_rrf")
+BENCH_MD_BASELINES = {  # BENCH.md, all ten conversations, 1,536 questions
+    "bm25": (0.573, 0.694), "dense_minilm": (0.516, 0.717), "hybrid_rrf": (0.604, 0.779),
+}
+
+
+def run(folder: Path, *, baselines: bool = True, dense: bool = True, limit_conversations: int | None = None,
+        limit_questions: int | None = None, recall_limit: int = 200, recall_budget: int = 100_000,
+        candidate_limit: int | None = None, deadline_ms: float = 5000.0, data_dir: Path | None = None,
+        model_dir: str | None = None, out: Any = None) -> list[dict[str, Any]]:
+    """Run the benchmark; emit and return the JSON records."""
+    from engram.runtime.engine import EmbeddedRuntime
+
+    records: list[dict[str, Any]] = []
+
+    def record(rec: dict[str, Any]) -> None:
+        records.append(rec)
+        emit(rec, out)
+
+    conversations = load_folder(folder, limit_conversations)
+    dense_model, dense_error = None, None
+    if baselines and not dense:
+        dense_error = "disabled (--no-dense)"
+    elif baselines:
+        try:
+            from bench.minilm import MiniLM
+
+            dense_model = MiniLM(model_dir)
+        except Exception as exc:  # the dense route is optional; say exactly why it is missing
+            dense_error = f"{type(exc).__name__}: {exc}"
+    settings = {
+        "kind": "locomo_run", "folder": str(folder), "conversations": [c.name for c in conversations],
+        "top_k": TOP_K, "token_budget": TOKEN_BUDGET, "token_rule": "ceil(len(text)/4)",
+        "max_evidence_span": MAX_EVIDENCE_SPAN, "recall_limit": recall_limit, "recall_token_budget": recall_budget,
+        "candidate_limit": candidate_limit or "default", "deadline_ms": deadline_ms,
+        "baselines": baselines, "dense": (str(dense_model.model_dir) if dense_model else dense_error),
+        "machine": machine_info(),
+    }
+    record(settings)
+
+    tallies: dict[str, dict[str, Tally]] = defaultdict(dict)
+    conv_info: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="engram-locomo-") as tmp:
+        runtime = EmbeddedRuntime(data_dir or Path(tmp) / "data", ctx=engram_context(candidate_limit, deadline_ms))
+        try:
+            for conv in conversations:
+                questions = conv.questions[:limit_questions] if limit_questions else conv.questions
+                info = ingest_conversation(runtime, conv)
+                ranks, recall_info = engram_rankings(runtime, conv, questions, recall_limit, recall_budget)
+                info.update(recall_info)
+                systems = {"engram": ranks}
+                if baselines:
+                    start = time.perf_counter()
+                    systems.update(baseline_rankings(conv, questions, dense_model))
+                    info["baseline_seconds"] = round(time.perf_counter() - start, 3)
+                info["skipped_no_evidence"] = conv.skipped_no_evidence
+                info["skipped_category_5"] = conv.skipped_category_5
+                conv_info[conv.name] = info
+                for system, rankings in systems.items():
+                    tally = Tally()
+                    for q, ranking in zip(questions, rankings):
+                        tally.add(q.category, score_ranking(ranking, q.evidence))
+                    tallies[system][conv.name] = tally
+                    rec = {"kind": "locomo_result", "system": system, "conversation": conv.name,
+                           **tally.metrics()}
+                    if system == "engram":
+                        rec["engram"] = info
+                    record(rec)
+        finally:
+            runtime.close()
+
+    overall: dict[str, dict[str, Any]] = {}
+    for system in SYSTEMS:
+        if system not in tallies:
+            continue
+        merged = Tally([row for t in tallies[system].values() for row in t.rows])
+        overall[system] = merged.metrics()
+        rec = {"kind": "locomo_result", "system": system, "conversation": "all", **overall[system]}
+        if system in BENCH_MD_BASELINES:
+            rec["bench_md_reference"] = dict(zip(("any_at_10", "any_at_1000tok"), BENCH_MD_BASELINES[system]))
+        if system == "engram":
+            rec["peak_rss_mib"] = peak_rss_mib()
+        record(rec)
+
+    _print_tables(tallies, overall, conv_info, settings, out)
+    return records
+
+
+def _print_tables(tallies: dict[str, dict[str, Tally]], overall: dict[str, dict[str, Any]],
+                  conv_info: dict[str, dict[str, Any]], settings: dict[str, Any], out: Any) -> None:
+    stream = out or sys.stdout
+    rows = []
+    for system in SYSTEMS:
+        if system not in tallies:
+            continue
+        for name, tally in tallies[system].items():
+            m = tally.metrics()
+            rows.append([system, name, m["questions"], m["any_at_10"], m["any_at_1000tok"]])
+        m = overall[system]
+        ref = BENCH_MD_BASELINES.get(system)
+        rows.append([system, "all", m["questions"], m["any_at_10"], m["any_at_1000tok"],
+                     f"{ref[0]:.3f} / {ref[1]:.3f}" if ref else ("0.75 / 0.90 target" if system == "engram" else "")])
+    print(file=stream)
+    print(table(["system", "conv", "questions", "any@10", "any@1000tok", "BENCH.md (10 convs)"],
+                [r + [""] * (6 - len(r)) for r in rows]), file=stream)
+    cat_rows = []
+    for system in SYSTEMS:
+        if system in overall:
+            cats = overall[system]["by_category"]
+            cat_rows.append([system] + [f"{cats[str(c)]['any_at_10']} / {cats[str(c)]['any_at_1000tok']} "
+                                        f"(n={cats[str(c)]['questions']})" for c in CATEGORIES])
+    print(file=stream)
+    print(table(["system"] + [f"cat {c}: any@10 / any@1000tok" for c in CATEGORIES], cat_rows), file=stream)
+    print(file=stream)
+    print(table(["conv", "turns", "ingest s", "memories", "persona", "evidence coverage", "recall p50 ms",
+                 "deadline hit"],
+                [[n, i["turns"], i["ingest_seconds"], i["active_memories"], i["persona_memories"],
+                  i["evidence_coverage"], i["recall_p50_ms"], i["deadline_exceeded"]] for n, i in conv_info.items()]),
+          file=stream)
+    m = settings["machine"]
+    print(f"\nmachine: {m['cores']} cores, {m['memory_gib']} GiB, {m['cpu_model']}; dense: {settings['dense']}",
+          file=stream)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="LoCoMo evidence recall (BENCH §4)")
+    parser.add_argument("folder", type=Path, help="folder of LoCoMo conversation files (*.json)")
+    parser.add_argument("--baselines", action=argparse.BooleanOptionalAction, default=True,
+                        help="also rank raw turns with BM25, dense MiniLM and their RRF hybrid")
+    parser.add_argument("--dense", action=argparse.BooleanOptionalAction, default=True,
+                        help="include the dense MiniLM baseline and the hybrid (needs the model weights)")
+    parser.add_argument("--limit-conversations", type=int, default=None)
+    parser.add_argument("--limit-questions", type=int, default=None, help="scored questions per conversation")
+    parser.add_argument("--recall-limit", type=int, default=200, help="RecallRequest.limit (memory items)")
+    parser.add_argument("--recall-budget", type=int, default=100_000, help="RecallRequest.token_budget")
+    parser.add_argument("--candidate-limit", type=int, default=None,
+                        help="override config recall.candidate_limit (default: the product's)")
+    parser.add_argument("--deadline-ms", type=float, default=5000.0,
+                        help="recall deadline for this run (quality, not latency, is measured here)")
+    parser.add_argument("--data", type=Path, default=None, help="keep the Engram data folder here")
+    parser.add_argument("--model-dir", default=None, help="all-MiniLM-L6-v2 folder (default: the packaged one)")
+    args = parser.parse_args(argv)
+    run(args.folder, baselines=args.baselines, dense=args.dense, limit_conversations=args.limit_conversations,
+        limit_questions=args.limit_questions, recall_limit=args.recall_limit, recall_budget=args.recall_budget,
+        candidate_limit=args.candidate_limit, deadline_ms=args.deadline_ms, data_dir=args.data,
+        model_dir=args.model_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,100 @@
+"""Rules for assistant turns: only conclusions, never the reasoning around them.
+
+Called only for assistant text that carries a confirmation signal. Each clause
+is classified as a decision, constraint, plan or action by its keywords;
+clauses that explain, compare or hedge without concluding are dropped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from engram.schemas.memory import MemoryType as T
+
+from .common import CJK, Draft, clean, entities_in, sentences, squeeze_cjk, topic_of
+
+_I = re.IGNORECASE
+_ZH_CLAUSE_SPLIT = re.compile(r"[,;，；]+")
+_EN_CLAUSE_SPLIT = re.compile(r"\s*;\s*|,\s+(?=(?:and\s+)?(?:we|i|the|our|your)\b)", _I)
+
+_ZH_KINDS: tuple[tuple[T, re.Pattern[str]], ...] = (
+    (T.ASSISTANT_DECISION, re.compile(r"已确认|确认|确定|决定|敲定|最终|就按|采用|选用|改用|定为")),
+    (T.ASSISTANT_CONSTRAINT, re.compile(r"预算|不超过|以内|以下|上限|最多|至少|不得|禁止|务必|必须|不能|控制在|截止")),
+    (T.ASSISTANT_ACTION, re.compile(r"(?:我|我们)(?:会|将|稍后|下次|明天|马上|随后)|下次(?:提供|发送|给)|稍后")),
+    (T.ASSISTANT_PLAN, re.compile(r"计划|阶段|开始执行|开始实施|启动|第[一二三四五六七八九十\d]+步|下一步|接下来|路线图|里程碑|排期")),
+)
+_EN_KINDS: tuple[tuple[T, re.Pattern[str]], ...] = (
+    (T.ASSISTANT_DECISION, re.compile(
+        r"\b(?:we(?:'ll| will| are|'re)? go(?:ing)? with|let's go with|let's use|we'll use|we will use|"
+        r"decided (?:to|on)|the decision is|final decision|confirmed|settled on|agreed (?:to|on)|adopt)\b", _I)),
+    (T.ASSISTANT_CONSTRAINT, re.compile(
+        r"\b(?:budget|must|must not|no more than|at most|at least|limit(?:ed)?|deadline|cap(?:ped)?|"
+        r"under \$|within)\b", _I)),
+    (T.ASSISTANT_ACTION, re.compile(
+        r"\b(?:i|we)(?:'ll| will)\s+(?:send|prepare|provide|share|follow up|draft|write|set up|schedule|"
+        r"create|review|get back|deliver|update)\b", _I)),
+    (T.ASSISTANT_PLAN, re.compile(r"\b(?:plan|phases?|step \d|next step|roadmap|milestones?|timeline|first,)\b", _I)),
+)
+_ZH_REASONING = re.compile(r"优点|缺点|相比|比较而言|因为|由于|分析|举例|比如|例如|一方面|另一方面")
+_EN_REASONING = re.compile(r"\b(?:because|since|compared|advantages?|disadvantages?|pros|cons|for example|e\.g\.)\b", _I)
+_ZH_HEDGE_LEAD = re.compile(
+    r"^(?:(?:所以|因此|综上|总之|另外|最后|那么|好的|好|嗯|已确认|确认)[,，:：]?)*(?:我们|咱们)?"
+    r"(?:(?:我这边|我们这边|我|我们)?(?:建议|推荐)(?:你|您)?)?(?:直接|还是)?"
+)
+_ZH_HEDGE = re.compile(r"尽量|大概|最好|会更合理|更合理|比较合适|更合适|比较稳妥|为宜|会比较好|比较好|一下")
+_EN_LEAD = re.compile(r"^(?:(?:ok(?:ay)?|great|sure|so|alright|then|also|and|perfect|confirmed)\b[,:!.]?\s*)+", _I)
+
+
+def assistant_drafts(text: str) -> list[Draft]:
+    """Conclusions in confirmed assistant text, one draft per concluding clause."""
+    out: list[Draft] = []
+    for sentence, is_question in sentences(text):
+        if is_question:
+            continue
+        zh = CJK.search(sentence) is not None
+        if zh:
+            sentence = squeeze_cjk(sentence)
+        split = _ZH_CLAUSE_SPLIT if zh else _EN_CLAUSE_SPLIT
+        for clause in split.split(sentence.rstrip("。.!")):
+            draft = _zh_clause(clause) if zh else _en_clause(clause)
+            if draft is not None:
+                out.append(draft)
+    return out
+
+
+def _kind(clause: str, kinds: tuple[tuple[T, re.Pattern[str]], ...]) -> T | None:
+    for kind, pattern in kinds:
+        if pattern.search(clause):
+            return kind
+    return None
+
+
+def _zh_clause(clause: str) -> Draft | None:
+    kind = _kind(clause, _ZH_KINDS)
+    if kind is None or (kind is not T.ASSISTANT_DECISION and _ZH_REASONING.search(clause)):
+        return None
+    content = clean(_ZH_HEDGE.sub("", _ZH_HEDGE_LEAD.sub("", clause.strip())))
+    if len(content) < 4:
+        return None
+    return Draft(kind, content, 0.75, None, _zh_topic(content), False, entities_in(content))
+
+
+def _zh_topic(content: str) -> str | None:
+    for marker in ("采用", "选用", "改用", "使用", "就按", "定为"):
+        at = content.find(marker)
+        if at >= 0:
+            return topic_of(content[at + len(marker):]) or None
+    return None
+
+
+def _en_clause(clause: str) -> Draft | None:
+    kind = _kind(clause, _EN_KINDS)
+    if kind is None or (kind is not T.ASSISTANT_DECISION and _EN_REASONING.search(clause)):
+        return None
+    content = clean(_EN_LEAD.sub("", clause.strip()))
+    if len(content.split()) < 3:
+        return None
+    head = content.split(" ", 1)[0]
+    if head.isalpha() and head.islower():
+        content = content[0].upper() + content[1:]
+    return Draft(kind, content, 0.75, None, None, False, entities_in(content))
