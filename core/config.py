@@ -49,15 +49,16 @@ class RecallWeights(_Section):
 
 class RecallConfig(_Section):
     weights: RecallWeights = RecallWeights()
-    half_life_hours: float = 24.0 * 30
+    half_life_hours: float = 24.0 * 365
     min_score: float = 0.25
+    semantic_match_cosine: float = 0.50
+    """A memory sharing no term with the question is still a candidate above this cosine."""
     token_budget: int = 1024
     recent_rounds: int = 5
     deadline_ms: float = 300.0
     candidate_limit: int = 50
     result_limit: int = 10
     near_duplicate_cosine: float = 0.92
-    vector_min_cosine: float = 0.10
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self) -> "RecallConfig":

@@ -1,18 +1,67 @@
-"""The one relevance scorer shared by recall, merge and eviction. Pure: `now` is passed in."""
+"""The one relevance scorer shared by recall, merge and eviction. Pure: `now` is passed in.
+
+`score = w_match·match + w_decay·decay + w_importance·importance` with
+`match = w_bigram·bigram_overlap + w_contains·contains` and
+`decay = 0.5 ** (Δt / half_life)`, Δt in whole hours.
+
+Terms are Latin words and CJK character bigrams (`core.text.terms`), so
+`bigram_overlap` is the share of the query's adjacent term pairs that the text
+also has (phrases in English, character runs in Chinese), and `contains` is
+the share of the query's terms the text contains, each term weighted by how
+rare it is among the texts being compared (uniform when no weights are given).
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from .config import RecallWeights
-from .text import bigram_overlap, contains_score
+from .text import terms
+
+TermWeight = Callable[[str], float]
 
 
-def match_score(query: str, text: str, weights: RecallWeights) -> float:
+def _uniform(term: str) -> float:
+    return 1.0
+
+
+def bigram_overlap(query_terms: tuple[str, ...], text_terms: tuple[str, ...]) -> float:
+    pairs = set(zip(query_terms, query_terms[1:]))
+    if not pairs:
+        return 0.0
+    return len(pairs & set(zip(text_terms, text_terms[1:]))) / len(pairs)
+
+
+def contains(query_terms: tuple[str, ...], text_terms: tuple[str, ...], weight: TermWeight = _uniform) -> float:
+    wanted = set(query_terms)
+    total = sum(weight(t) for t in wanted)
+    if not total:
+        return 0.0
+    return sum(weight(t) for t in wanted.intersection(text_terms)) / total
+
+
+def match_score(query: str, text: str, weights: RecallWeights, weight: TermWeight = _uniform) -> float:
     """`bigram·bigram_overlap + contains·contains`, in [0, 1]."""
-    return weights.bigram * bigram_overlap(query, text) + weights.contains * contains_score(
-        query, text
-    )
+    q, t = terms(query), terms(text)
+    return weights.bigram * bigram_overlap(q, t) + weights.contains * contains(q, t, weight)
+
+
+def rarity_weights(documents: Iterable[tuple[str, ...]]) -> TermWeight:
+    """BM25-style inverse document frequency over the given texts' terms."""
+    docs = [set(d) for d in documents]
+    frequency: dict[str, int] = {}
+    for doc in docs:
+        for term in doc:
+            frequency[term] = frequency.get(term, 0) + 1
+    n = len(docs)
+
+    def weight(term: str) -> float:
+        df = frequency.get(term, 0)
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+    return weight
 
 
 def decay_factor(last_seen: datetime, now: datetime, half_life_hours: float) -> float:
@@ -36,7 +85,7 @@ def relevance(
     weights: RecallWeights,
     half_life_hours: float,
 ) -> float:
-    """Full score of one memory text for one query."""
+    """Full score of one memory text for one query (uniform term weights)."""
     return combined_score(
         match_score(query, text, weights),
         decay_factor(last_seen, now, half_life_hours),

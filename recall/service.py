@@ -14,8 +14,9 @@ from datetime import datetime
 
 from engram.core.config import EngramConfig
 from engram.core.embedding import Embedder, cosine, embed_text
-from engram.core.scoring import relevance
-from engram.core.text import estimate_tokens
+from engram.core.scoring import bigram_overlap, combined_score, contains, decay_factor, rarity_weights
+from engram.core.text import estimate_tokens, terms
+from engram.projections.hybrid_index import searchable_text
 from engram.projections.ports import MemoryStore, SearchHit
 from engram.schemas.base import stable_id
 from engram.schemas.events import RecallServed
@@ -133,32 +134,43 @@ class RecallService:
         retrieved.extend(r.memory_id for r in persona)
         retrieved.extend(h.record.memory_id for h in hits)
         persona_ids = {r.memory_id for r in persona}
+        found = [h for h in hits if h.keyword_score > 0 or h.vector_score >= cfg.semantic_match_cosine]
+        scores = self._scores(req, [h.record for h in found] + persona)
         for record in persona:
-            out.append(self._item("persona", record, self._score(req, record), persona_ids))
-        chosen: list[tuple[SearchHit, float]] = []
-        for hit, score in self._rank(req, hits):
-            if hit.record.memory_id in persona_ids or score < cfg.min_score:
+            out.append(self._item("persona", record, scores[record.memory_id]))
+        chosen: list[SearchHit] = []
+        for hit in sorted(found, key=lambda h: (-scores[h.record.memory_id], h.record.memory_id)):
+            if hit.record.memory_id in persona_ids or scores[hit.record.memory_id] < cfg.min_score:
                 continue
-            if self._near_duplicate(hit, [c for c, _ in chosen]):
+            if self._near_duplicate(hit, chosen):
                 continue
-            chosen.append((hit, score))
+            chosen.append(hit)
             if len(chosen) >= (req.limit or cfg.result_limit):
                 break
-        out.extend(self._item("memory", h.record, s, persona_ids, req) for h, s in chosen)
+        out.extend(self._item("memory", h.record, scores[h.record.memory_id], req) for h in chosen)
 
-    def _rank(self, req: RecallRequest, hits: list[SearchHit]) -> list[tuple[SearchHit, float]]:
-        cfg = self.config.recall
-        found = [h for h in hits if h.vector_score >= cfg.vector_min_cosine or h.keyword_score > 0]
-        scored = [(h, self._score(req, h.record)) for h in found]
-        scored.sort(key=lambda pair: (-pair[1], -(pair[0].vector_score + pair[0].keyword_score),
-                                      pair[0].record.memory_id))
-        return scored
+    def _scores(self, req: RecallRequest, records: list[MemoryRecord]) -> dict[str, float]:
+        """The shared scorer, with match scaled to the best candidate.
 
-    def _score(self, req: RecallRequest, record: MemoryRecord) -> float:
+        Term rarity is measured among these candidates, so the scorer needs no
+        corpus statistics from the store (any back end gives the same scores).
+        """
         cfg = self.config.recall
-        return relevance(req.question, record.content, importance=record.importance,
-                         last_seen=record.last_seen_at, now=req.now, weights=cfg.weights,
-                         half_life_hours=cfg.half_life_hours)
+        documents = {r.memory_id: terms(searchable_text(r)) for r in records}
+        weight = rarity_weights(documents.values())
+        question = terms(req.question)
+        matches = {
+            memory_id: cfg.weights.bigram * bigram_overlap(question, doc)
+            + cfg.weights.contains * contains(question, doc, weight)
+            for memory_id, doc in documents.items()
+        }
+        best = max(matches.values(), default=0.0) or 1.0
+        return {
+            r.memory_id: combined_score(matches[r.memory_id] / best,
+                                        decay_factor(r.last_seen_at, req.now, cfg.half_life_hours),
+                                        r.importance, cfg.weights)
+            for r in records
+        }
 
     def _near_duplicate(self, hit: SearchHit, chosen: list[SearchHit]) -> bool:
         if hit.vector is None:
@@ -166,7 +178,7 @@ class RecallService:
         limit = self.config.recall.near_duplicate_cosine
         return any(c.vector is not None and cosine(hit.vector, c.vector) >= limit for c in chosen)
 
-    def _item(self, kind: str, record: MemoryRecord, score: float, persona_ids: set[str],
+    def _item(self, kind: str, record: MemoryRecord, score: float,
               req: RecallRequest | None = None) -> RecalledItem:
         note = self._conflict_note(record, req) if record.conflict_with and req else ""
         return RecalledItem(kind, record.memory_id, record.stored_form, score,  # type: ignore[arg-type]

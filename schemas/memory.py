@@ -44,6 +44,7 @@ SINGLE_VALUED_SLOTS = frozenset(
         "user_profile.education",
         "user_fact.location",
         "user_fact.hometown",
+        "user_fact.birthday",
         "user_goal.current",
     }
 )

@@ -24,7 +24,7 @@ _LEAD = re.compile(
 _SELF = re.compile(r"^(?:我们|我|本人|俺)")
 _TIME_SELF = re.compile(r"^(?P<t>最近|现在|目前|今年|明年|去年|昨天|今天|明天|上周|下周|周末|平时)(?:我们|我)")
 _OTHER_SUBJECT = re.compile(r"^(?:你们|你|您|他们|她们|它们|他|她|它|这个|那个|这|那|大家|别人|有人)")
-_CLAUSE_SPLIT = re.compile(r"[,;，；]+|(?=但是|不过|可是)")
+_CLAUSE_SPLIT = re.compile(r"[,;，；：]+|(?<!\d):(?!\d)|(?=但是|不过|可是)")
 _QUESTION = re.compile(
     r"(?:吗|么|呢|不)$|什么|怎么|如何|为什么|为啥|哪里|哪儿|哪个|哪些|多少|是否|能不能|可不可以|是不是|有没有|要不要"
 )
