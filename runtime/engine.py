@@ -21,11 +21,10 @@ from pydantic import BaseModel
 from engram.projections.embedded_store import EmbeddedStore
 from engram.projections.projector import CurrentMemoryProjector
 from engram.recall.service import RecallRequest, RecallResult, RecallService
-from engram.schemas.base import Event, derive_id
-from engram.schemas.codec import encode
-from engram.schemas.events import DeadLettered, TurnRecorded
+from engram.schemas.base import Event
+from engram.schemas.events import TurnRecorded
 from engram.schemas.inputs import TurnInput, summary_request_for, to_turn_event
-from engram.schemas.topics import topic_for
+from engram.streams.harness import dead_letter
 from engram.streams.processor import Processor, ProcessorContext
 from engram.streams.topology import build_topology
 
@@ -178,7 +177,7 @@ class EmbeddedRuntime:
                 raise _ProcessorFailed(processor.name) from exc
             log.exception("processor %s failed on %s", processor.name, event.event_id)
             self.counters[f"failed.{processor.name}"] += 1
-            return [_dead_letter(processor.name, event, exc)]
+            return [dead_letter(processor.name, event, exc)]
         if key is not None:
             self._states[(processor.name, key)] = new_state
             self._dirty.add((processor.name, key))
@@ -262,13 +261,3 @@ class _Tx:
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")
         if exc_type is not None and self.on_rollback is not None:
             self.on_rollback()
-
-
-def _dead_letter(processor: str, event: Event, exc: Exception) -> DeadLettered:
-    return DeadLettered(
-        event_id=derive_id(event.event_id, processor, "dead-letter"),
-        occurred_at=event.occurred_at, tenant_id=event.tenant_id, user_id=event.user_id,
-        causation_ids=(event.event_id,), correlation_id=event.correlation_id,
-        source_topic=topic_for(event.type), reason=f"{processor} failed: {exc!r}"[:2000],
-        raw=encode(event).decode(),
-    )
