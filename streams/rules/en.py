@@ -26,6 +26,7 @@ _LEAD = re.compile(
 )
 _CLAUSE_SPLIT = re.compile(
     r"\s*;\s*|\s+but\s+|,\s*(?:and\s+|so\s+|because\s+)?(?=(?:i|i'm|i've|i'd|my|we|we're|we've)\b)"
+    r"|,\s*(?=(?:it|it's|that's|they|they're|which)\b)"
     r"|\s+(?:and|so)\s+(?=(?:i|i'm|i've|i'd|my|we|we're|we've)\b)",
     _I,
 )
