@@ -6,8 +6,29 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from engram.schemas.events import TurnRecorded
+from engram.schemas.events import LLMOutcome, LLMTask, TurnRecorded
 from engram.schemas.memory import Candidate, MemoryRecord, SummarySections
+
+
+@dataclass(frozen=True)
+class LLMCall:
+    """One request an adapter sent to a model endpoint, as the adapter saw it.
+
+    `outcome`: ok (answered and usable), retried (failed, another attempt
+    followed), fallback (failed, the rule path was used), error (failed, no
+    fallback: e.g. a failed summary snapshot). `dropped` counts answer items
+    discarded by validation (types outside the whitelist, invalid items).
+    """
+
+    task: LLMTask
+    model: str
+    attempt: int
+    outcome: LLMOutcome
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_ms: float = 0.0
+    error: str = ""
+    dropped: int = 0
 
 
 @dataclass(frozen=True)
@@ -17,6 +38,7 @@ class Extraction:
     candidates: tuple[Candidate, ...]
     extractor: Literal["rule", "llm"] = "rule"
     notes: tuple[str, ...] = ()
+    calls: tuple[LLMCall, ...] = ()
 
 
 class Extractor(Protocol):
@@ -30,6 +52,7 @@ class Judgement:
     relation: Literal["replace", "append", "same", "skip", "new", "conflict"]
     reason: str
     judge: Literal["rule", "llm"] = "llm"
+    calls: tuple[LLMCall, ...] = ()
 
 
 class MergeJudge(Protocol):
@@ -55,6 +78,7 @@ class SummaryResult:
     latency_ms: float = 0.0
     ok: bool = True
     notes: tuple[str, ...] = field(default_factory=tuple)
+    calls: tuple[LLMCall, ...] = ()
 
 
 class Summarizer(Protocol):

@@ -37,8 +37,12 @@ CREATE TABLE IF NOT EXISTS proj_turns (
 CREATE INDEX IF NOT EXISTS proj_turns_recent ON proj_turns (tenant, user, session, position);
 CREATE TABLE IF NOT EXISTS proj_users (tenant TEXT NOT NULL, user TEXT NOT NULL,
   PRIMARY KEY (tenant, user));
+CREATE TABLE IF NOT EXISTS proj_sessions (tenant TEXT NOT NULL, user TEXT NOT NULL, session TEXT NOT NULL,
+  PRIMARY KEY (tenant, user, session));
+INSERT OR IGNORE INTO proj_sessions SELECT DISTINCT tenant, user, session FROM proj_turns
+  WHERE NOT EXISTS (SELECT 1 FROM proj_sessions);
 """
-TABLES = ("proj_memories", "proj_summaries", "proj_cards", "proj_turns", "proj_users")
+TABLES = ("proj_memories", "proj_summaries", "proj_cards", "proj_turns", "proj_users", "proj_sessions")
 
 
 class EmbeddedStore:
@@ -78,6 +82,8 @@ class EmbeddedStore:
             self._pending_memories.clear()
         if self._pending_turns:
             self._db.executemany("INSERT OR IGNORE INTO proj_turns VALUES (?,?,?,?,?,?,?,?)", self._pending_turns)
+            self._db.executemany("INSERT OR IGNORE INTO proj_sessions VALUES (?,?,?)",
+                                 sorted({row[:3] for row in self._pending_turns}))
             self._pending_turns.clear()
         if self._pending_users:
             self._db.executemany("INSERT OR IGNORE INTO proj_users VALUES (?,?)", self._pending_users)
@@ -198,6 +204,14 @@ class EmbeddedStore:
         turns = [RecentTurn(session, m, role, c, datetime.fromisoformat(t), p) for m, p, role, c, t in rows]
         return list(reversed(turns))
 
+    def forget_context(self, tenant: str, user: str) -> int:
+        """Delete the user's session summaries and recent-turn window; return the rows deleted."""
+        self.flush()
+        deleted = 0
+        for table in ("proj_summaries", "proj_turns"):
+            deleted += self._db.execute(f"DELETE FROM {table} WHERE tenant=? AND user=?", (tenant, user)).rowcount
+        return deleted
+
     # -- housekeeping -----------------------------------------------------------
     def _touch_user(self, tenant: str, user: str) -> None:
         if (tenant, user) not in self._known_users:
@@ -212,14 +226,14 @@ class EmbeddedStore:
     def has_session(self, tenant: str, user: str, session: str) -> bool:
         self.flush()
         row = self._db.execute(
-            "SELECT 1 FROM proj_turns WHERE tenant=? AND user=? AND session=? LIMIT 1", (tenant, user, session)
+            "SELECT 1 FROM proj_sessions WHERE tenant=? AND user=? AND session=?", (tenant, user, session)
         ).fetchone()
         return row is not None
 
     def session_users(self, tenant: str, session: str) -> list[str]:
         self.flush()
         rows = self._db.execute(
-            "SELECT DISTINCT user FROM proj_turns WHERE tenant=? AND session=? ORDER BY user", (tenant, session)
+            "SELECT user FROM proj_sessions WHERE tenant=? AND session=? ORDER BY user", (tenant, session)
         )
         return [r[0] for r in rows]
 
@@ -248,6 +262,7 @@ class EmbeddedStore:
             "SELECT tenant, user, card_id, version, payload FROM proj_cards ORDER BY tenant, user, card_id",
             "SELECT tenant, user, session, message_id, role, content FROM proj_turns "
             "ORDER BY tenant, user, session, position, message_id",
+            "SELECT tenant, user, session FROM proj_sessions ORDER BY tenant, user, session",
         )
         for query in queries:
             for row in self._db.execute(query):

@@ -75,11 +75,17 @@ class MemoryStore(Protocol):
 
     def recent_turns(self, tenant: str, user: str, session: str, limit: int) -> list[RecentTurn]: ...
 
+    def forget_context(self, tenant: str, user: str) -> int:
+        """Forget-everything: delete the user's summaries and recent turns (sessions stay known)."""
+        ...
+
     def has_user(self, tenant: str, user: str) -> bool:
         """Whether anything at all was ever recorded for this tenant and user."""
         ...
 
-    def has_session(self, tenant: str, user: str, session: str) -> bool: ...
+    def has_session(self, tenant: str, user: str, session: str) -> bool:
+        """Whether a turn of this session was ever recorded (still true after forget-everything)."""
+        ...
 
     def session_users(self, tenant: str, session: str) -> list[str]:
         """Users of the tenant who have turns in this session (for lookups by session)."""

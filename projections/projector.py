@@ -6,13 +6,14 @@ from engram.core.embedding import Embedder, embed_text
 from engram.core.pii import redact
 from engram.schemas.base import Event
 from engram.schemas.events import (
-    GlobalCardDeleted, GlobalCardSaved, MemoryChanged, SummarySnapshotted, TurnRecorded,
+    ForgetRequested, GlobalCardDeleted, GlobalCardSaved, MemoryChanged, SummarySnapshotted, TurnRecorded,
 )
 
 from .ports import MemoryStore, RecentTurn
 
 PROJECTED_TYPES = frozenset(
-    {"MemoryChanged", "SummarySnapshotted", "GlobalCardSaved", "GlobalCardDeleted", "TurnRecorded"}
+    {"MemoryChanged", "SummarySnapshotted", "GlobalCardSaved", "GlobalCardDeleted", "TurnRecorded",
+     "ForgetRequested"}
 )
 
 
@@ -36,6 +37,8 @@ class CurrentMemoryProjector:
             self._delete_card(event)
         elif isinstance(event, TurnRecorded):
             self._turn(event, position)
+        elif isinstance(event, ForgetRequested) and event.everything:
+            self.store.forget_context(event.tenant_id, event.user_id)
 
     def _memory(self, event: MemoryChanged) -> None:
         if event.change == "deleted":

@@ -201,6 +201,34 @@ class CorrectionRequested(Event):
     content: str = Field(min_length=1, max_length=2000)
 
 
+LLMTask = Literal["extract", "judge", "summarize", "embed"]
+LLMOutcome = Literal["ok", "retried", "fallback", "error"]
+
+
+class LLMCallRecorded(Event):
+    """One request to a model endpoint made while handling the source event (SPEC §8).
+
+    One event per attempt: `outcome` says whether it answered (ok), failed and
+    was retried, failed and the rule path took over (fallback), or failed with
+    no fallback (error). The id derives from the source event (`causation_ids`).
+    """
+
+    type: Literal["LLMCallRecorded"] = "LLMCallRecorded"
+    schema_version: Literal[1] = 1
+    agent_id: str = ""
+    session_id: str = ""
+    processor: str
+    task: LLMTask
+    model: str
+    attempt: int = Field(ge=1)
+    outcome: LLMOutcome
+    tokens_in: int = Field(default=0, ge=0)
+    tokens_out: int = Field(default=0, ge=0)
+    latency_ms: float = Field(default=0.0, ge=0.0)
+    error: str = ""
+    dropped_items: int = Field(default=0, ge=0)
+
+
 class DeadLettered(Event):
     """An input that could not be processed, with the reason and its raw bytes."""
 
@@ -217,7 +245,7 @@ AnyEvent = Annotated[
         TurnRecorded, SummaryRequested, TurnSkipped, MemoryProposed, GuardFired,
         MemoryChanged, SummarySnapshotted, GlobalCardSaved, GlobalCardDeleted,
         RecallServed, FeedbackGiven, ForgetRequested, PinRequested,
-        CorrectionRequested, DeadLettered,
+        CorrectionRequested, DeadLettered, LLMCallRecorded,
     ],
     Field(discriminator="type"),
 ]
@@ -228,7 +256,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         TurnRecorded, SummaryRequested, TurnSkipped, MemoryProposed, GuardFired,
         MemoryChanged, SummarySnapshotted, GlobalCardSaved, GlobalCardDeleted,
         RecallServed, FeedbackGiven, ForgetRequested, PinRequested,
-        CorrectionRequested, DeadLettered,
+        CorrectionRequested, DeadLettered, LLMCallRecorded,
     )
 }
 

@@ -45,9 +45,12 @@ RECALLS = Topic("engram.recalls", ("RecallServed", "FeedbackGiven"),
                 retention_ms=30 * WEEK_MS, description="recall observations and feedback")
 DEAD_LETTERS = Topic("engram.dead-letters", ("DeadLettered",),
                      retention_ms=4 * WEEK_MS, description="inputs that could not be processed")
+LLM_CALLS = Topic("engram.llm-calls", ("LLMCallRecorded",),
+                  retention_ms=30 * WEEK_MS, description="every model call: task, model, tokens, latency, outcome")
 
 CATALOGUE: tuple[Topic, ...] = (
     TURNS, AUDIT, CANDIDATES, MEMORY_CHANGES, SUMMARIES, COMMANDS, RECALLS, DEAD_LETTERS,
+    LLM_CALLS,
 )
 
 TOPIC_OF_TYPE: dict[str, str] = {

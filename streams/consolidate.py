@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from engram.core.embedding import Embedder, embed_text
 from engram.core.vector_table import VectorTable
-from engram.core.ports import Judgement
+from engram.core.ports import Judgement, LLMCall
 from engram.schemas.base import Event, derive_id
 from engram.schemas.events import (
     ChangeKind, CorrectionRequested, ForgetRequested, Judge, MemoryChanged, MemoryProposed,
@@ -22,6 +22,7 @@ from engram.schemas.events import (
 from engram.schemas.memory import PERSONA_SLOTS, MemoryRecord, MemoryType, is_single_valued
 
 from .forget import select_forget_targets
+from .llm_calls import llm_call_events
 from .merge_rules import judge_by_rules, topics_match
 from .processor import ProcessorContext
 
@@ -75,7 +76,9 @@ class ConsolidateProcessor:
     ) -> tuple[UserMemories, list[Event]]:
         state = state if state is not None else UserMemories()
         if isinstance(event, MemoryProposed):
-            changes = _consolidate(state, event, ctx)
+            changes, calls = _consolidate(state, event, ctx)
+            return state, _to_events(event, changes) + llm_call_events(
+                event, self.name, calls, agent_id=event.agent_id, session_id=event.session_id)
         elif isinstance(event, ForgetRequested):
             changes = _forget(state, event, ctx)
         elif isinstance(event, PinRequested):
@@ -132,8 +135,16 @@ def _apply(state: UserMemories, embedder: Embedder, change: _Change) -> _Change:
     return change
 
 
-def _consolidate(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext) -> list[_Change]:
+def _consolidate(
+    state: UserMemories, event: MemoryProposed, ctx: ProcessorContext
+) -> tuple[list[_Change], tuple[LLMCall, ...]]:
+    """The changes one candidate makes, and the model calls its judgements took."""
     related = _judged_related(state, event, ctx)
+    calls = tuple(call for r in related for call in r.judgement.calls)
+    return _decide(state, event, ctx, related), calls
+
+
+def _decide(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext, related: list[_Related]) -> list[_Change]:
     by_relation = {r: [x for x in related if x.judgement.relation == r] for r in RELATION_PRIORITY}
     if by_relation["same"]:
         return [_apply(state, ctx.embedder, _reinforce(event, by_relation["same"][0], ctx))]

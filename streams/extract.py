@@ -18,6 +18,7 @@ from engram.schemas.memory import Candidate
 
 from .filters import filter_turn, has_decision_signal
 from .guard import Admitted, Audit, Guard
+from .llm_calls import llm_call_events
 from .processor import ProcessorContext
 from .rule_extractor import RuleExtractor
 
@@ -54,6 +55,8 @@ class ExtractProcessor:
             events.append(_proposed(turn, admitted, extraction.extractor, len(events)))
         if not result.accepted:
             events.append(_skipped(turn, _empty_reason(turn), len(events)))
+        events.extend(llm_call_events(turn, self.name, extraction.calls, agent_id=turn.agent_id,
+                                      session_id=turn.session_id))
         return events
 
     def _extract(self, turn: TurnRecorded, ctx: ProcessorContext) -> Extraction:

@@ -21,6 +21,7 @@ from engram.core.ports import Summarizer, SummaryMessage, SummaryResult
 from engram.schemas.base import Event, derive_id, stable_id
 from engram.schemas.events import SummaryRequested, SummarySnapshotted, TurnRecorded
 from engram.schemas.memory import Role, SummarySections
+from engram.streams.llm_calls import llm_call_events
 from engram.streams.processor import ProcessorContext
 from engram.streams.summarizer import ExtractiveSummarizer
 
@@ -111,7 +112,8 @@ class SummarizeProcessor:
         snapshot = _snapshot(state, request, result)
         if result.ok:
             _advance(state, snapshot)
-        return [snapshot]
+        return [snapshot, *llm_call_events(request, self.name, result.calls, agent_id=snapshot.agent_id,
+                                           session_id=request.session_id)]
 
 
 def should_summarize(state: SessionSummaryState, config: SummaryConfig) -> bool:

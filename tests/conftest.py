@@ -1,4 +1,4 @@
-"""Shared fixtures: runtime drivers, and the real-service fixtures from tests/services.py."""
+"""Shared fixtures: runtime drivers, and the real-service fixtures from tests/services/."""
 
 from __future__ import annotations
 

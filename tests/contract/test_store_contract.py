@@ -146,3 +146,14 @@ def test_clear_empties_everything_and_changes_the_hash(store: MemoryStore) -> No
     assert full != empty
     store.clear()
     assert store.state_hash() == empty and store.list_memories("t", "u") == []
+
+
+def test_forget_context_clears_summaries_and_turns_of_one_user_only(store: MemoryStore) -> None:
+    store.upsert_summary("t", "u", _snapshot(1))
+    for user in ("u", "other"):
+        store.add_turn("t", user, RecentTurn("s1", "m1", "user", "hello there", T0, 1))
+    assert store.forget_context("t", "u") == 2
+    assert store.latest_summary("t", "u", "s1") is None and store.recent_turns("t", "u", "s1", 5) == []
+    assert store.has_session("t", "u", "s1"), "a forgotten session is still a known one"
+    assert [t.message_id for t in store.recent_turns("t", "other", "s1", 5)] == ["m1"]
+    assert store.forget_context("t", "u") == 0

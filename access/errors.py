@@ -1,0 +1,77 @@
+"""Errors of the access layer. Each maps to one HTTP status and a stable code.
+
+The HTTP app renders every one as `{"error": {"code": ..., "message": ...}}`;
+the MCP server returns the message as a tool error; the Python client raises
+them back from the response body.
+"""
+
+from __future__ import annotations
+
+
+class AccessError(Exception):
+    """A request the access layer refuses, with an HTTP status and a stable code."""
+
+    status = 400
+    code = "bad_request"
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+    def body(self) -> dict[str, dict[str, str]]:
+        return {"error": {"code": self.code, "message": self.message}}
+
+
+class BadRequest(AccessError):
+    """The request is well formed but cannot be carried out as asked."""
+
+
+class Unauthorized(AccessError):
+    """No credentials, or credentials nobody issued."""
+
+    status = 401
+    code = "unauthorized"
+
+
+class Forbidden(AccessError):
+    """Valid credentials that do not reach this tenant or operation."""
+
+    status = 403
+    code = "forbidden"
+
+
+class NotFound(AccessError):
+    """An unknown tenant, user, session, memory, card or recall."""
+
+    status = 404
+    code = "not_found"
+
+
+class TooLarge(AccessError):
+    """The request body or batch is larger than the configured limit."""
+
+    status = 413
+    code = "payload_too_large"
+
+
+class Unavailable(AccessError):
+    """The memory back end could not answer in time."""
+
+    status = 503
+    code = "unavailable"
+
+
+def unknown_user(tenant: str, user: str) -> NotFound:
+    return NotFound(f"nothing is recorded for user {user!r} in tenant {tenant!r} (unknown tenant or user)",
+                    "unknown_user")
+
+
+def unknown_session(tenant: str, user: str, session: str) -> NotFound:
+    return NotFound(f"session {session!r} of user {user!r} in tenant {tenant!r} is unknown: no turn of it "
+                    "was ever recorded", "unknown_session")
+
+
+def unknown_memory(memory_id: str) -> NotFound:
+    return NotFound(f"no active memory {memory_id!r} for this user", "unknown_memory")

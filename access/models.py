@@ -1,0 +1,249 @@
+"""The wire models of the access layer, shared by the HTTP app, the MCP server and the client.
+
+Requests forbid unknown fields (a typo is a 422, not a silent default);
+responses ignore them, so an older client keeps working against a newer server.
+Memories and cards travel as the core `MemoryRecord` and `GlobalCard` models.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from engram.schemas.base import Identifier
+from engram.schemas.inputs import TurnInput
+from engram.schemas.memory import GlobalCard, MemoryRecord
+
+MAX_QUESTION_CHARS = 4000
+MAX_TEXT_CHARS = 2000
+RATINGS = {"none": 0, "good": 1, "bad": 2}
+
+__all__ = [
+    "CardAgents", "CardCreate", "CardUpdate", "ChatMessage", "ControlResult", "CorrectionBody",
+    "ErrorBody", "FeedbackRequest", "FeedbackResult", "ForgetBody", "GlobalCard", "HealthInfo",
+    "IngestResult", "LineageStep", "MemoryChange", "MemoryRecord", "MetricsInfo", "RecallQuery",
+    "RecallResponse", "RecalledMemory", "TurnBatch", "TurnInput", "UserScope",
+]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Response(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class UserScope(_Request):
+    """Every request names its tenant and user; a key scoped to another tenant is refused."""
+
+    tenant: Identifier
+    user: Identifier
+
+
+class TurnBatch(_Request):
+    """Several turns in one request (they may belong to several users of one tenant)."""
+
+    turns: list[TurnInput] = Field(min_length=1)
+
+
+class IngestResult(_Response):
+    received: int
+    appended: int
+    duplicates: int
+    events: dict[str, int] = Field(default_factory=dict, description="events produced, by type")
+
+
+class RecallQuery(UserScope):
+    """Ask for the memory context of the next LLM call."""
+
+    agent: Identifier
+    session: Identifier
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    message_id: str = Field(default="", max_length=128)
+    memory_enabled: bool = True
+    token_budget: int | None = Field(default=None, ge=1, le=32_000)
+    limit: int | None = Field(default=None, ge=1, le=100)
+    deadline_ms: float | None = Field(default=None, gt=0, le=10_000,
+                                      description="defaults to the configured recall deadline (300 ms)")
+    system_prompt: str = Field(default="", max_length=32_000,
+                               description="your system prompt; `messages` then carries it with the memory")
+
+
+class RecalledMemory(_Response):
+    kind: Literal["global", "persona", "memory", "summary"]
+    id: str
+    text: str
+    score: float
+    tokens: int
+    source_message_ids: list[str] = Field(default_factory=list)
+    conflict: str | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class ChatMessage(_Response):
+    role: str
+    content: str
+
+
+class RecallResponse(_Response):
+    """The assembled context. `context` is empty when nothing was recalled: inject nothing then."""
+
+    recall_id: str
+    context: str
+    injected: bool
+    items: list[RecalledMemory] = Field(default_factory=list)
+    recent: list[ChatMessage] = Field(default_factory=list)
+    messages: list[ChatMessage] = Field(default_factory=list)
+    retrieval_ms: float = 0.0
+    build_ms: float = 0.0
+    deadline_exceeded: bool = False
+    degraded: bool = Field(default=False, description="recall failed or ran out of time: the context is empty")
+
+    @classmethod
+    def empty(cls, query: RecallQuery, recall_id: str = "") -> RecallResponse:
+        """Nothing recalled: the question alone (plus the caller's system prompt)."""
+        system = [ChatMessage(role="system", content=query.system_prompt)] if query.system_prompt.strip() else []
+        return cls(recall_id=recall_id, context="", injected=False, degraded=True,
+                   messages=[*system, ChatMessage(role="user", content=query.question)])
+
+
+class FeedbackRequest(UserScope):
+    """A verdict on one recall: 0 none, 1 good, 2 bad (or the words none/good/bad)."""
+
+    recall_id: str = Field(min_length=1, max_length=128)
+    rating: Literal[0, 1, 2]
+    reason: str = Field(default="", max_length=500)
+    remark: str = Field(default="", max_length=MAX_TEXT_CHARS)
+
+    @field_validator("rating", mode="before")
+    @classmethod
+    def _rating_words(cls, value: object) -> object:
+        return RATINGS.get(value, value) if isinstance(value, str) else value
+
+
+class FeedbackResult(_Response):
+    feedback_id: str
+    recall_id: str
+    rating: int
+
+
+class CorrectionBody(UserScope):
+    content: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
+
+
+class ForgetBody(UserScope):
+    """Exactly one of: memory ids, a topic text, or everything."""
+
+    memory_ids: list[str] = Field(default_factory=list, max_length=1000)
+    topic_text: str = Field(default="", max_length=500)
+    everything: bool = False
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ForgetBody:
+        given = sum((bool(self.memory_ids), bool(self.topic_text.strip()), self.everything))
+        if given != 1:
+            raise ValueError("give exactly one of memory_ids, topic_text or everything=true")
+        return self
+
+
+class MemoryChange(_Response):
+    memory_id: str
+    change: str
+    before: str | None = None
+    after: str | None = None
+
+
+class ControlResult(_Response):
+    """What a user control really did: one entry per memory it changed."""
+
+    affected: int
+    changes: list[MemoryChange] = Field(default_factory=list)
+
+
+class LineageTurn(_Response):
+    event_id: str
+    message_id: str
+    session_id: str
+    role: str
+    at: datetime
+    content: str
+
+
+class LineageStep(_Response):
+    event_id: str
+    at: datetime
+    change: str
+    relation: str
+    judge: str
+    reason: str
+    before: str | None = None
+    after: str | None = None
+    status: str
+    candidate: dict[str, Any] | None = None
+    turns: list[LineageTurn] = Field(default_factory=list)
+
+
+Text = Field(default="", max_length=MAX_TEXT_CHARS)
+
+
+class CardFields(_Request):
+    """The hand-written content of a global card."""
+
+    name: str = Field(default="", max_length=200)
+    profile: str = Text
+    long_term_goal: str = Text
+    preferences: str = Text
+    preferred_language: str = Field(default="", max_length=64)
+    answer_style: str = Text
+    extra_notes: str = Text
+    tags: list[str] = Field(default_factory=list, max_length=50)
+    folder: str = Field(default="", max_length=200)
+    agent_ids: list[Identifier] = Field(default_factory=list, max_length=200)
+    enabled: bool = True
+
+
+class CardCreate(CardFields, UserScope):
+    card_id: Identifier | None = Field(default=None, description="chosen by the server when omitted")
+
+
+class CardUpdate(UserScope):
+    """Only the fields given change."""
+
+    name: str | None = Field(default=None, max_length=200)
+    profile: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
+    long_term_goal: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
+    preferences: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
+    preferred_language: str | None = Field(default=None, max_length=64)
+    answer_style: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
+    extra_notes: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
+    tags: list[str] | None = Field(default=None, max_length=50)
+    folder: str | None = Field(default=None, max_length=200)
+
+
+class CardAgents(UserScope):
+    agent_ids: list[Identifier] = Field(min_length=1, max_length=200)
+
+
+class HealthInfo(_Response):
+    status: str
+    runtime: str
+    version: str
+    auth: Literal["api-keys", "loopback-only"]
+
+
+class MetricsInfo(_Response):
+    counters: dict[str, int]
+
+
+class ErrorDetail(_Response):
+    code: str
+    message: str
+
+
+class ErrorBody(_Response):
+    """Every error: `{"error": {"code": ..., "message": ...}}`."""
+
+    error: ErrorDetail

@@ -1,0 +1,208 @@
+"""The use cases behind every door (HTTP, MCP): ingest, recall, feedback, memories, user controls.
+
+Every method takes the calling `Principal` first and checks the tenant before
+anything else, so no door can forget to. Reads naming an unknown user or
+session raise NotFound instead of answering empty. Commands are appended as
+events; what they did is read back from the MemoryChanged events they caused.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from typing import Literal
+
+from engram.core.embedding import embed_text
+from engram.projections.ports import MemoryStore, SearchHit
+from engram.recall.service import RecallRequest, RecallResult
+from engram.schemas.base import Event
+from engram.schemas.events import (
+    CorrectionRequested, FeedbackGiven, ForgetRequested, MemoryChanged, PinRequested, RecallServed,
+    SummarySnapshotted,
+)
+from engram.schemas.inputs import TurnInput
+from engram.schemas.memory import MemoryRecord
+
+from .auth import Principal
+from .backend import MemoryBackend
+from .errors import NotFound, unknown_memory, unknown_session, unknown_user
+from .metrics import Metrics
+from .models import (
+    ChatMessage, ControlResult, FeedbackRequest, FeedbackResult, ForgetBody, IngestResult, LineageStep,
+    MemoryChange, RecallQuery, RecallResponse, RecalledMemory,
+)
+
+Clock = Callable[[], datetime]
+StatusFilter = Literal["active", "all"]
+ALL_STATUSES = ("active", "replaced", "retired", "archived")
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+class AccessService:
+    """Ingest, recall, feedback, memories and user controls for one back end."""
+
+    def __init__(self, backend: MemoryBackend, metrics: Metrics | None = None, clock: Clock = utc_now) -> None:
+        self.backend = backend
+        self.metrics = metrics or Metrics()
+        self.clock = clock
+
+    # -- checks --------------------------------------------------------------------
+    def require_user(self, who: Principal, tenant: str, user: str) -> None:
+        who.check_tenant(tenant)
+        if not self.backend.read(lambda store: store.has_user(tenant, user)):
+            raise unknown_user(tenant, user)
+
+    def require_session(self, who: Principal, tenant: str, user: str, session: str) -> None:
+        who.check_tenant(tenant)
+        self.backend.read(_session_check(tenant, user, session))
+
+    def _active(self, tenant: str, user: str, memory_id: str) -> MemoryRecord:
+        record = self.backend.read(lambda store: store.get_memory(tenant, user, memory_id))
+        if record is None or record.status != "active":
+            raise unknown_memory(memory_id)
+        return record
+
+    # -- ingest and recall ------------------------------------------------------------
+    def ingest(self, who: Principal, turns: Sequence[TurnInput]) -> IngestResult:
+        for turn in turns:
+            who.check_tenant(turn.tenant)
+        report = self.backend.ingest(turns)
+        self.metrics.add("turns.received", report.received)
+        self.metrics.add("turns.appended", report.appended)
+        return IngestResult(received=report.received, appended=report.appended, duplicates=report.duplicates,
+                            events=dict(report.events))
+
+    def recall(self, who: Principal, query: RecallQuery) -> RecallResponse:
+        """The memory context; a failure or an exhausted deadline yields an empty, degraded one."""
+        who.check_tenant(query.tenant)
+        request = RecallRequest(query.tenant, query.user, query.agent, query.session, query.question,
+                                self.clock(), query.message_id, query.memory_enabled, query.token_budget,
+                                query.limit)
+        deadline = query.deadline_ms or self.backend.config.recall.deadline_ms
+        precheck = _session_check(query.tenant, query.user, query.session)
+        result = self.backend.recall(request, deadline, precheck)
+        self.metrics.add("recall.served")
+        if result is None:
+            self.metrics.add("recall.degraded")
+            return RecallResponse.empty(query)
+        self.metrics.add("recall.injected" if result.items else "recall.nothing_injected")
+        self.metrics.add("recall.deadline_exceeded", int(result.deadline_exceeded))
+        return recall_response(result, query.system_prompt)
+
+    def feedback(self, who: Principal, body: FeedbackRequest) -> FeedbackResult:
+        """Attach a verdict to a recall of this user (appended as FeedbackGiven)."""
+        who.check_tenant(body.tenant)
+        served = self.backend.event(body.recall_id)
+        if not isinstance(served, RecallServed) or (served.tenant_id, served.user_id) != (body.tenant, body.user):
+            raise NotFound(f"no recall {body.recall_id!r} for this user", "unknown_recall")
+        event = FeedbackGiven(
+            event_id=new_id(), occurred_at=self.clock(), tenant_id=body.tenant, user_id=body.user,
+            causation_ids=(served.event_id,), correlation_id=served.correlation_id or served.event_id,
+            recall_id=body.recall_id, rating=body.rating, reason=body.reason, remark=body.remark,
+        )
+        self.backend.record([event])
+        self.metrics.add(f"feedback.rating_{body.rating}")
+        return FeedbackResult(feedback_id=event.event_id, recall_id=body.recall_id, rating=body.rating)
+
+    # -- reads ---------------------------------------------------------------------------
+    def memories(self, who: Principal, tenant: str, user: str, status: StatusFilter = "active") -> list[MemoryRecord]:
+        self.require_user(who, tenant, user)
+        statuses = ALL_STATUSES if status == "all" else ("active",)
+        return self.backend.read(lambda store: store.list_memories(tenant, user, statuses))
+
+    def memory(self, who: Principal, tenant: str, user: str, memory_id: str) -> MemoryRecord:
+        self.require_user(who, tenant, user)
+        record = self.backend.read(lambda store: store.get_memory(tenant, user, memory_id))
+        if record is None:
+            raise NotFound(f"no memory {memory_id!r} for this user", "unknown_memory")
+        return record
+
+    def lineage(self, who: Principal, tenant: str, user: str, memory_id: str) -> list[LineageStep]:
+        self.require_user(who, tenant, user)
+        steps = self.backend.lineage(tenant, user, memory_id)
+        if not steps:
+            raise NotFound(f"no memory {memory_id!r} was ever recorded for this user", "unknown_memory")
+        return [LineageStep.model_validate(step.as_dict()) for step in steps]
+
+    def search(self, who: Principal, tenant: str, user: str, session: str, query: str,
+               limit: int) -> list[SearchHit]:
+        """Hybrid search over the user's active memories (the session must be known)."""
+        self.require_session(who, tenant, user, session)
+        vector = embed_text(self.backend.embedder, query)
+        hits = self.backend.read(lambda store: store.search_memories(tenant, user, query, vector, limit))
+        return hits[:limit]
+
+    def summary(self, who: Principal, tenant: str, user: str, session: str) -> SummarySnapshotted | None:
+        self.require_session(who, tenant, user, session)
+        return self.backend.read(lambda store: store.latest_summary(tenant, user, session))
+
+    # -- user controls -------------------------------------------------------------------
+    def correct(self, who: Principal, tenant: str, user: str, memory_id: str, content: str) -> ControlResult:
+        self.require_user(who, tenant, user)
+        self._active(tenant, user, memory_id)
+        return self._command(CorrectionRequested, tenant, user, memory_id=memory_id, content=content)
+
+    def pin(self, who: Principal, tenant: str, user: str, memory_id: str, pinned: bool = True) -> ControlResult:
+        self.require_user(who, tenant, user)
+        self._active(tenant, user, memory_id)
+        return self._command(PinRequested, tenant, user, memory_id=memory_id, pinned=pinned)
+
+    def forget_one(self, who: Principal, tenant: str, user: str, memory_id: str) -> ControlResult:
+        self.require_user(who, tenant, user)
+        self._active(tenant, user, memory_id)
+        return self._command(ForgetRequested, tenant, user, memory_ids=(memory_id,))
+
+    def forget(self, who: Principal, body: ForgetBody) -> ControlResult:
+        """Forget memories by id, by topic text, or everything (also summaries and the recent window)."""
+        self.require_user(who, body.tenant, body.user)
+        return self._command(ForgetRequested, body.tenant, body.user, memory_ids=tuple(body.memory_ids),
+                             topic_text=body.topic_text, everything=body.everything)
+
+    def _command(self, kind: type[Event], tenant: str, user: str, **fields: object) -> ControlResult:
+        event_id = new_id()
+        command = kind(event_id=event_id, occurred_at=self.clock(), tenant_id=tenant, user_id=user,
+                       correlation_id=event_id, **fields)
+        changes = self.backend.submit([command])
+        self.metrics.add(f"controls.{kind.model_fields['type'].default}")
+        return control_result(changes)
+
+
+def _session_check(tenant: str, user: str, session: str) -> Callable[[MemoryStore], None]:
+    def check(store: MemoryStore) -> None:
+        if not store.has_user(tenant, user):
+            raise unknown_user(tenant, user)
+        if not store.has_session(tenant, user, session):
+            raise unknown_session(tenant, user, session)
+    return check
+
+
+def control_result(changes: list[MemoryChanged]) -> ControlResult:
+    return ControlResult(affected=len(changes), changes=[
+        MemoryChange(memory_id=c.memory_id, change=c.change,
+                     before=c.before.content if c.before else None, after=c.after.content if c.after else None)
+        for c in changes
+    ])
+
+
+def recall_response(result: RecallResult, system_prompt: str = "") -> RecallResponse:
+    items = [
+        RecalledMemory(kind=i.kind, id=i.item_id, text=i.text, score=round(i.score, 6), tokens=i.tokens,
+                       source_message_ids=list(i.source_message_ids), conflict=i.conflict_note or None,
+                       details={k: v for k, v in i.details.items()})
+        for i in result.items
+    ]
+    return RecallResponse(
+        recall_id=result.observation.recall_id, context=result.memory_section, injected=bool(result.items),
+        items=items, recent=[ChatMessage(**m) for m in result.recent],
+        messages=[ChatMessage(**m) for m in result.messages(system_prompt)],
+        retrieval_ms=round(result.retrieval_ms, 3), build_ms=round(result.build_ms, 3),
+        deadline_exceeded=result.deadline_exceeded,
+    )

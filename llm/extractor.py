@@ -1,0 +1,147 @@
+"""Memory extraction through a chat model, with the rule extractor as the fallback.
+
+User and assistant turns have separate prompts and separate type whitelists.
+Each answered item is validated with pydantic; items of a type outside the
+role's whitelist, invalid items, and items not in the language of the turn
+are dropped and counted (`LLMCall.dropped`). When the model fails after its
+retry, the rule extractor's result is used and the failure is recorded.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from engram.core.ports import Extraction, Extractor
+from engram.core.text import has_cjk
+from engram.schemas.events import TurnRecorded
+from engram.schemas.memory import ASSISTANT_TYPES, SINGLE_VALUED_SLOTS, USER_TYPES, Candidate, MemoryType
+from engram.streams.rule_extractor import RuleExtractor
+
+from .client import Answer, ModelClient
+from .parsing import json_items, load_json
+from .prompts import extraction_messages
+
+MAX_ITEM_CHARS = 500
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#.'-]*")
+_SPEAKER_KEYS = ("speaker", "speaker_name")
+
+
+class AnsweredMemory(BaseModel):
+    """One memory as a model may answer it: lenient about extras, strict about content."""
+
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+    type: str
+    content: str = Field(min_length=1, max_length=MAX_ITEM_CHARS)
+    confidence: float = 0.8
+    attribute: str | None = None
+    topic: str | None = None
+    negated: bool = False
+    entities: list[str] = Field(default_factory=list)
+    keywords: list[str] = Field(default_factory=list)
+
+    @field_validator("confidence", mode="after")
+    @classmethod
+    def _clamp(cls, value: float) -> float:
+        return min(1.0, max(0.0, value))
+
+    @field_validator("entities", "keywords", mode="before")
+    @classmethod
+    def _strings(cls, value: Any) -> list[str]:
+        if not isinstance(value, list):
+            return []
+        return [str(v).strip() for v in value if str(v).strip()][:10]
+
+
+class LLMExtractor:
+    """Extractor port over a chat model; falls back to `fallback` (the rules) on failure."""
+
+    name = "llm"
+
+    def __init__(self, client: ModelClient, model: str, fallback: Extractor | None = None) -> None:
+        self.client = client
+        self.model = model
+        self.fallback = fallback or RuleExtractor()
+
+    def extract(self, turn: TurnRecorded) -> Extraction:
+        messages = extraction_messages(turn.role, turn.content)
+        answer: Answer[tuple[Candidate, ...]] = self.client.ask(
+            "extract", self.model, messages, lambda text: parse_memories(text, turn))
+        if answer.value is not None:
+            return Extraction(answer.value, "llm", _notes(answer), answer.calls)
+        rules = self.fallback.extract(turn)
+        note = f"model failed ({answer.error}); rule extractor used"
+        return Extraction(rules.candidates, rules.extractor, (*rules.notes, note), answer.calls)
+
+
+def parse_memories(text: str, turn: TurnRecorded) -> tuple[tuple[Candidate, ...], int]:
+    """Candidates from an answer, and how many answered items were dropped."""
+    items = json_items(load_json(text), ("memories", "items", "results", "data"))
+    allowed = ASSISTANT_TYPES if turn.role == "assistant" else USER_TYPES
+    speaker = _speaker(turn)
+    kept: list[Candidate] = []
+    for item in items:
+        candidate = _candidate(item, allowed, turn, speaker)
+        if candidate is not None and all(c.content != candidate.content for c in kept):
+            kept.append(candidate)
+    return tuple(kept), len(items) - len(kept)
+
+
+def _candidate(item: Any, allowed: frozenset[MemoryType], turn: TurnRecorded, speaker: str) -> Candidate | None:
+    try:
+        answered = AnsweredMemory.model_validate(item)
+    except ValidationError:
+        return None
+    memory_type = _memory_type(answered.type)
+    if memory_type is None or memory_type not in allowed or not same_language(turn.content, answered.content):
+        return None
+    entities = tuple(answered.entities)
+    if speaker and speaker not in entities:
+        entities = (speaker, *entities)
+    return Candidate(
+        type=memory_type, attribute=_attribute(memory_type, answered.attribute), content=answered.content,
+        confidence=answered.confidence, entities=entities, keywords=tuple(answered.keywords),
+        topic=answered.topic or None, negated=answered.negated, source_message_ids=(turn.message_id,),
+    )
+
+
+def _memory_type(raw: str) -> MemoryType | None:
+    try:
+        return MemoryType(raw.strip().lower())
+    except ValueError:
+        return None
+
+
+def _attribute(memory_type: MemoryType, raw: str | None) -> str | None:
+    """Keep an attribute only when it names a known single-valued slot."""
+    if not raw:
+        return None
+    attribute = raw.strip().lower()
+    return attribute if f"{memory_type.value}.{attribute}" in SINGLE_VALUED_SLOTS else None
+
+
+def same_language(source: str, content: str) -> bool:
+    """False when the memory is a translation: no CJK from a Chinese turn (beyond words it
+    quotes), or CJK from a turn that has none."""
+    if has_cjk(content):
+        return has_cjk(source)
+    if not has_cjk(source):
+        return True
+    lowered = source.lower()
+    return all(word.lower() in lowered for word in _LATIN_WORD.findall(content))
+
+
+def _speaker(turn: TurnRecorded) -> str:
+    for key in _SPEAKER_KEYS:
+        value = turn.metadata.get(key)
+        if value:
+            return value.strip()
+    return ""
+
+
+def _notes(answer: Answer[Any]) -> tuple[str, ...]:
+    dropped = sum(call.dropped for call in answer.calls)
+    return (f"{dropped} answered item(s) dropped by validation",) if dropped else ()
