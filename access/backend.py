@@ -12,6 +12,7 @@ within its deadline returns nothing rather than wait (the chat goes on).
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import threading
 import time
@@ -19,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import IO, Protocol, TypeVar
 
 from engram.core.config import EngramConfig
 from engram.core.embedding import Embedder
@@ -32,6 +33,7 @@ from engram.schemas.events import DeadLettered, MemoryChanged, RecallServed
 from engram.schemas.inputs import TurnInput
 
 from .errors import AccessError
+from .metrics import Metrics
 
 log = logging.getLogger("engram.access")
 T = TypeVar("T")
@@ -42,6 +44,13 @@ class CommandFailed(AccessError):
 
     status = 500
     code = "command_failed"
+
+
+class DataDirBusy(AccessError):
+    """Another process already serves this data folder."""
+
+    status = 503
+    code = "data_dir_busy"
 
 
 class MemoryBackend(Protocol):
@@ -96,17 +105,24 @@ class EmbeddedBackend:
 
     name = "embedded"
 
-    def __init__(self, runtime: EmbeddedRuntime) -> None:
+    def __init__(self, runtime: EmbeddedRuntime, guard: IO[str] | None = None) -> None:
         self.runtime = runtime
+        self._guard = guard
         self.config = runtime.ctx.config
         self.embedder = runtime.ctx.embedder
         self._lock = threading.RLock()
         self._late_observations: list[RecallServed] = []
-        self._counts: Counter[str] = Counter()
+        self._counts = Metrics()
 
     @classmethod
     def open(cls, data_dir: Path | str) -> EmbeddedBackend:
-        return cls(EmbeddedRuntime(data_dir))
+        """Open the data folder, refusing one that another serving process holds.
+
+        The embedded runtime caches state in memory, so two processes writing
+        one folder would each work from a stale picture of the other's writes.
+        """
+        guard = _lock_folder(Path(data_dir))
+        return cls(EmbeddedRuntime(data_dir), guard)
 
     # -- writes --------------------------------------------------------------------
     def ingest(self, turns: Sequence[TurnInput]) -> IngestReport:
@@ -134,7 +150,7 @@ class EmbeddedBackend:
                precheck: Callable[[MemoryStore], None] | None = None) -> RecallResult | None:
         start = time.perf_counter()
         if not self._lock.acquire(timeout=deadline_ms / 1000):
-            self._counts["recall.lock_timeout"] += 1
+            self._counts.add("recall.lock_timeout")
             return None
         try:
             if precheck is not None:
@@ -142,7 +158,7 @@ class EmbeddedBackend:
             remaining = max(1.0, deadline_ms - (time.perf_counter() - start) * 1000)
             service = RecallService(self.runtime.store, self.runtime.ctx.embedder, _with_deadline(self.config, remaining))
             result = service.safe_recall(request)
-            self._counts["recall.failed"] += service.failures
+            self._counts.add("recall.failed", service.failures)
             self._observe(result.observation)
             return None if service.failures else result
         finally:
@@ -156,7 +172,7 @@ class EmbeddedBackend:
             self._late_observations.clear()
         except Exception:
             log.exception("could not log recall %s; kept for the next recall", observation.recall_id)
-            self._counts["recall.observation_failed"] += 1
+            self._counts.add("recall.observation_failed")
             self._late_observations[:] = batch[-1000:]
 
     # -- reads ---------------------------------------------------------------------------
@@ -180,7 +196,7 @@ class EmbeddedBackend:
     def counters(self) -> dict[str, int]:
         with self._lock:
             merged = Counter({f"events.{k}": v for k, v in self.runtime.counters.items()})
-            merged.update(self._counts)
+            merged.update(self._counts.snapshot())
             return dict(merged)
 
     def ping(self) -> None:
@@ -190,6 +206,21 @@ class EmbeddedBackend:
     def close(self) -> None:
         with self._lock:
             self.runtime.close()
+            if self._guard is not None:
+                self._guard.close()
+                self._guard = None
+
+
+def _lock_folder(folder: Path) -> IO[str]:
+    folder.mkdir(parents=True, exist_ok=True)
+    handle = open(folder / "serve.lock", "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise DataDirBusy(f"the data folder {folder} is already served by another Engram process: "
+                          "run one server per folder (`engram serve --mcp` serves HTTP and MCP together)") from None
+    return handle
 
 
 def _with_deadline(config: EngramConfig, deadline_ms: float) -> EngramConfig:

@@ -33,7 +33,7 @@ class CardService:
         self.access = access
         self.backend = access.backend
 
-    def list(self, who: Principal, tenant: str, user: str, folder: str | None = None, tag: str | None = None,
+    def list_cards(self, who: Principal, tenant: str, user: str, folder: str | None = None, tag: str | None = None,
              agent: str | None = None, include_deleted: bool = False) -> list[GlobalCard]:
         """The user's cards, optionally narrowed to one folder, tag or bound agent."""
         self.access.require_user(who, tenant, user)

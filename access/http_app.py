@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fastapi import FastAPI, Request
@@ -43,9 +44,10 @@ class Limits:
     max_batch_turns: int = 500
 
     @classmethod
-    def from_env(cls) -> Limits:
-        return cls(int(os.environ.get("ENGRAM_MAX_BODY_BYTES", cls.max_body_bytes)),
-                   int(os.environ.get("ENGRAM_MAX_BATCH_TURNS", cls.max_batch_turns)))
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Limits:
+        env = os.environ if env is None else env
+        return cls(int(env.get("ENGRAM_MAX_BODY_BYTES", cls.max_body_bytes)),
+                   int(env.get("ENGRAM_MAX_BATCH_TURNS", cls.max_batch_turns)))
 
 
 def create_app(backend: MemoryBackend | None = None, keys: KeyRing | None = None,
@@ -73,7 +75,7 @@ def create_server_app(backend: MemoryBackend, keys: KeyRing, limits: Limits | No
     limits = limits or Limits()
     metrics = Metrics()
     app = create_app(backend, keys, limits, metrics)
-    return Guard(app, limits.max_body_bytes, metrics)  # type: ignore[arg-type]
+    return Guard(app, limits.max_body_bytes, metrics)
 
 
 def _error(status: int, code: str, message: str) -> JSONResponse:
@@ -112,7 +114,8 @@ def describe_errors(errors: list[dict[str, object]], limit: int = 5) -> str:
     """`body.turns.0.content: String should have at most 32000 characters; ...`"""
     parts = []
     for error in errors[:limit]:
-        location = ".".join(str(p) for p in error.get("loc", ()))  # type: ignore[union-attr]
+        loc = error.get("loc", ())
+        location = ".".join(str(p) for p in loc) if isinstance(loc, (list, tuple)) else str(loc)
         parts.append(f"{location}: {error.get('msg', 'invalid')}")
     more = f" (and {len(errors) - limit} more)" if len(errors) > limit else ""
     return "; ".join(parts) + more

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, Union
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Request
+
+from pydantic import Discriminator, Tag
 
 import engram
 from engram.schemas.base import Identifier
@@ -37,11 +39,11 @@ def principal(request: Request) -> Principal:
 
 
 def access_service(request: Request) -> AccessService:
-    return request.app.state.access  # type: ignore[no-any-return]
+    return request.app.state.access
 
 
 def card_service(request: Request) -> CardService:
-    return request.app.state.cards  # type: ignore[no-any-return]
+    return request.app.state.cards
 
 
 Who = Annotated[Principal, Depends(principal)]
@@ -50,6 +52,16 @@ Cards = Annotated[CardService, Depends(card_service)]
 Tenant = Annotated[Identifier, Query(description="tenant id")]
 User = Annotated[Identifier, Query(description="user id")]
 ItemId = Annotated[str, Path(min_length=1, max_length=128)]
+
+
+def _turns_shape(value: Any) -> str:
+    return "batch" if isinstance(value, dict) and "turns" in value else "turn"
+
+
+OneOrMany = Annotated[
+    Union[Annotated[TurnBatch, Tag("batch")], Annotated[TurnInput, Tag("turn")]],
+    Discriminator(_turns_shape),
+]
 
 
 # -- service ------------------------------------------------------------------------
@@ -73,7 +85,7 @@ def metrics(who: Who, access: Access) -> MetricsInfo:
 
 # -- ingest, recall, feedback -----------------------------------------------------------
 @memory_routes.post("/turns", response_model=IngestResult, summary="Ingest one turn or a batch {turns: [...]}")
-def post_turns(body: Annotated[TurnBatch | TurnInput, Body()], who: Who, access: Access,
+def post_turns(body: Annotated[OneOrMany, Body()], who: Who, access: Access,
                request: Request) -> IngestResult:
     turns = body.turns if isinstance(body, TurnBatch) else [body]
     limit = request.app.state.limits.max_batch_turns
@@ -150,7 +162,7 @@ def forget(body: ForgetBody, who: Who, access: Access) -> ControlResult:
 def list_cards(tenant: Tenant, user: User, who: Who, cards: Cards, folder: str | None = None,
                tag: str | None = None, agent: str | None = None,
                include_deleted: bool = False) -> list[GlobalCard]:
-    return cards.list(who, tenant, user, folder, tag, agent, include_deleted)
+    return cards.list_cards(who, tenant, user, folder, tag, agent, include_deleted)
 
 
 @card_routes.post("", response_model=GlobalCard, status_code=201)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from typing import Literal
+from typing import Any, Literal
 
 from engram.core.embedding import embed_text
 from engram.projections.ports import MemoryStore, SearchHit
@@ -94,7 +94,8 @@ class AccessService:
             self.metrics.add("recall.degraded")
             return RecallResponse.empty(query)
         self.metrics.add("recall.injected" if result.items else "recall.nothing_injected")
-        self.metrics.add("recall.deadline_exceeded", int(result.deadline_exceeded))
+        if result.deadline_exceeded:
+            self.metrics.add("recall.deadline_exceeded")
         return recall_response(result, query.system_prompt)
 
     def feedback(self, who: Principal, body: FeedbackRequest) -> FeedbackResult:
@@ -138,7 +139,8 @@ class AccessService:
         self.require_session(who, tenant, user, session)
         vector = embed_text(self.backend.embedder, query)
         hits = self.backend.read(lambda store: store.search_memories(tenant, user, query, vector, limit))
-        return hits[:limit]
+        floor = self.backend.config.recall.semantic_match_cosine
+        return [h for h in hits if h.keyword_score > 0 or h.vector_score >= floor][:limit]
 
     def summary(self, who: Principal, tenant: str, user: str, session: str) -> SummarySnapshotted | None:
         self.require_session(who, tenant, user, session)
@@ -166,7 +168,7 @@ class AccessService:
         return self._command(ForgetRequested, body.tenant, body.user, memory_ids=tuple(body.memory_ids),
                              topic_text=body.topic_text, everything=body.everything)
 
-    def _command(self, kind: type[Event], tenant: str, user: str, **fields: object) -> ControlResult:
+    def _command(self, kind: type[Event], tenant: str, user: str, **fields: Any) -> ControlResult:
         event_id = new_id()
         command = kind(event_id=event_id, occurred_at=self.clock(), tenant_id=tenant, user_id=user,
                        correlation_id=event_id, **fields)

@@ -17,6 +17,8 @@ from engram.runtime.lineage import memory_lineage
 
 from . import render
 from .ingest_file import ingest_file
+from .serve import register as register_serve
+from .sql import register as register_sql, replay_clickhouse
 
 DEFAULT_DATA = Path.home() / ".engram"
 
@@ -140,9 +142,17 @@ def history(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id
 
 
 @cli.command()
+@click.option("--projection", type=click.Choice(["current", "clickhouse", "weaviate", "all"]), default="current",
+              show_default=True, help="Which read model to drop and rebuild.")
 @click.pass_context
-def replay(ctx: click.Context) -> None:
-    """Drop the projection and rebuild it from the log."""
+def replay(ctx: click.Context, projection: str) -> None:
+    """Drop a projection and rebuild it from the log."""
+    if projection in ("clickhouse", "all"):
+        replay_clickhouse(ctx.obj["data"])
+    if projection == "weaviate":
+        raise click.ClickException("replay --projection weaviate is not available in this build yet")
+    if projection == "clickhouse":
+        return
     with _runtime(ctx) as runtime:
         before = runtime.store.state_hash()
         total = runtime.log.count()
@@ -170,6 +180,11 @@ def demo(ctx: click.Context) -> None:
     from .demo import run_demo
 
     run_demo(Path(data))
+
+
+register_serve(cli)  # engram serve, engram mcp
+from . import worker as _worker  # noqa: E402,F401  (engram worker: the distributed runtime)
+register_sql(cli)  # engram sql
 
 
 def main() -> None:

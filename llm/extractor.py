@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from engram.core.ports import Extraction, Extractor
-from engram.core.text import has_cjk
+from engram.core.text import char_jaccard, compact, has_cjk
 from engram.schemas.events import TurnRecorded
 from engram.schemas.memory import ASSISTANT_TYPES, SINGLE_VALUED_SLOTS, USER_TYPES, Candidate, MemoryType
 from engram.streams.rule_extractor import RuleExtractor
@@ -25,6 +25,7 @@ from .parsing import json_items, load_json
 from .prompts import extraction_messages
 
 MAX_ITEM_CHARS = 500
+_TWIN_JACCARD = 0.8
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#.'-]*")
 _SPEAKER_KEYS = ("speaker", "speaker_name")
 
@@ -71,7 +72,8 @@ class LLMExtractor:
         answer: Answer[tuple[Candidate, ...]] = self.client.ask(
             "extract", self.model, messages, lambda text: parse_memories(text, turn))
         if answer.value is not None:
-            return Extraction(answer.value, "llm", _notes(answer), answer.calls)
+            labelled = label_from_rules(answer.value, self.fallback.extract(turn).candidates)
+            return Extraction(labelled, "llm", _notes(answer), answer.calls)
         rules = self.fallback.extract(turn)
         note = f"model failed ({answer.error}); rule extractor used"
         return Extraction(rules.candidates, rules.extractor, (*rules.notes, note), answer.calls)
@@ -121,6 +123,35 @@ def _attribute(memory_type: MemoryType, raw: str | None) -> str | None:
         return None
     attribute = raw.strip().lower()
     return attribute if f"{memory_type.value}.{attribute}" in SINGLE_VALUED_SLOTS else None
+
+
+def label_from_rules(answered: tuple[Candidate, ...], ruled: tuple[Candidate, ...]) -> tuple[Candidate, ...]:
+    """Fill a missing topic, negation or slot attribute from the rule candidate saying the same thing.
+
+    The model decides what is worth remembering; labels the rules also found
+    let consolidation settle more relations by rule (fewer judge calls).
+    """
+    return tuple(_labelled(c, ruled) for c in answered) if ruled else answered
+
+
+def _labelled(candidate: Candidate, ruled: tuple[Candidate, ...]) -> Candidate:
+    if candidate.topic and candidate.attribute:
+        return candidate
+    twin = next((r for r in ruled if r.type == candidate.type and _same_statement(r.content, candidate.content)), None)
+    if twin is None:
+        return candidate
+    update: dict[str, object] = {}
+    if not candidate.topic and twin.topic:
+        update.update(topic=twin.topic, negated=twin.negated)
+    if not candidate.attribute and twin.attribute:
+        update["attribute"] = twin.attribute
+    # rebuilt, not model_copy: a copy would keep the cached `slot` of the old attribute
+    return Candidate(**{**candidate.model_dump(), **update}) if update else candidate
+
+
+def _same_statement(a: str, b: str) -> bool:
+    ca, cb = compact(a), compact(b)
+    return bool(ca and cb) and (ca in cb or cb in ca or char_jaccard(a, b) >= _TWIN_JACCARD)
 
 
 def same_language(source: str, content: str) -> bool:

@@ -6,18 +6,16 @@ commits in the same transaction as the log cursor that produced it.
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from datetime import datetime
 
 import numpy as np
-import orjson
 
 from engram.schemas.events import SummarySnapshotted
 from engram.schemas.memory import GlobalCard, MemoryRecord
 
 from .hybrid_index import UserIndex
-from .ports import RecentTurn, SearchHit
+from .ports import RecentTurn, SearchHit, canonical_hash
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS proj_memories (
@@ -254,7 +252,6 @@ class EmbeddedStore:
 
     def state_hash(self) -> str:
         self.flush()
-        digest = hashlib.sha256()
         queries = (
             "SELECT tenant, user, memory_id, version, status, payload FROM proj_memories "
             "ORDER BY tenant, user, memory_id",
@@ -264,10 +261,7 @@ class EmbeddedStore:
             "ORDER BY tenant, user, session, position, message_id",
             "SELECT tenant, user, session FROM proj_sessions ORDER BY tenant, user, session",
         )
-        for query in queries:
-            for row in self._db.execute(query):
-                digest.update(orjson.dumps([v.decode() if isinstance(v, bytes) else v for v in row]))
-        return digest.hexdigest()
+        return canonical_hash(self._db.execute(query) for query in queries)
 
 
 def _check_owner(tenant: str, user: str, record_tenant: str, record_user: str) -> None:

@@ -6,11 +6,14 @@ for anything across tenants or users.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 import numpy as np
+import orjson
 
 from engram.schemas.events import SummarySnapshotted
 from engram.schemas.memory import GlobalCard, MemoryRecord, Role
@@ -102,3 +105,18 @@ class MemoryStore(Protocol):
     def state_hash(self) -> str:
         """A hash of the whole projected state, to compare rebuilds."""
         ...
+
+
+def canonical_hash(sections: Iterable[Iterable[Sequence[object]]]) -> str:
+    """sha256 over rows given in a canonical order, the same for every store back end.
+
+    Sections, in order: memories (tenant, user, memory_id, version, status, record JSON),
+    summaries (tenant, user, session, version, JSON), cards (tenant, user, card_id,
+    version, JSON), turns (tenant, user, session, message_id, role, content) in
+    conversation order, sessions (tenant, user, session).
+    """
+    digest = hashlib.sha256()
+    for rows in sections:
+        for row in rows:
+            digest.update(orjson.dumps([v.decode() if isinstance(v, bytes) else v for v in row]))
+    return digest.hexdigest()

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from engram.projections.clickhouse_runtime import open_analytics
 from engram.projections.embedded_store import EmbeddedStore
 from engram.projections.projector import CurrentMemoryProjector
 from engram.recall.service import RecallRequest, RecallResult, RecallService
@@ -48,7 +49,8 @@ class IngestReport:
 class EmbeddedRuntime:
     """Event log, processors and the current-memory projection in one process and one file."""
 
-    def __init__(self, data_dir: Path | str, ctx: ProcessorContext | None = None, batch_size: int = 2000) -> None:
+    def __init__(self, data_dir: Path | str, ctx: ProcessorContext | None = None, batch_size: int = 2000,
+                 analytics: str | None = None) -> None:
         self.data_dir = Path(data_dir)
         self.db = open_database(self.data_dir / "engram.db")
         self.log = EventLog(self.db)
@@ -63,6 +65,8 @@ class EmbeddedRuntime:
                 self._routes.setdefault(event_type, []).append(stage.processor)
         self._states: dict[tuple[str, str], BaseModel | None] = {}
         self._dirty: set[tuple[str, str]] = set()
+        # ClickHouse analytics (chDB): inline second projector, or None when off (ENGRAM_ANALYTICS)
+        self.analytics = open_analytics(self.data_dir, self.log, analytics, handled=self.log.cursor(PIPELINE))
 
     # -- edges -----------------------------------------------------------------
     def ingest(self, turns: Iterable[TurnInput], now: datetime | None = None,
@@ -141,6 +145,8 @@ class EmbeddedRuntime:
         self.store.flush()
         self.log.flush()
         self._flush_states()
+        if self.analytics is not None:  # before the cursor moves: at-least-once, rows dedup by event id
+            self.analytics.flush(cursor)
         self.log.set_cursor(PIPELINE, cursor)
 
     def _handle(self, batch: list[tuple[int, Event]], follow_derived: bool, counts: Counter[str],
@@ -151,6 +157,8 @@ class EmbeddedRuntime:
             counts[event.type] += 1
             self.counters[event.type] += 1
             self.projector.apply(event, seq)
+            if self.analytics is not None:
+                self.analytics.apply(event, seq)
             for processor in self._routes.get(event.type, ()):
                 derived = self.log.stage(self._run(processor, event, safe), dedupe=False)
                 if follow_derived:
@@ -207,6 +215,8 @@ class EmbeddedRuntime:
         self._states.clear()
         self._dirty.clear()
         self.store.forget_cache()
+        if self.analytics is not None:
+            self.analytics.discard()
 
     # -- reads ---------------------------------------------------------------------
     def recall(self, request: RecallRequest) -> RecallResult:
@@ -236,6 +246,8 @@ class EmbeddedRuntime:
         return _Tx(self.db, self._forget_uncommitted)
 
     def close(self) -> None:
+        if self.analytics is not None:
+            self.analytics.close()
         self.db.close()
 
     def __enter__(self) -> "EmbeddedRuntime":

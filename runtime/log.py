@@ -38,6 +38,8 @@ def open_database(path: Path) -> sqlite3.Connection:
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     db.execute("PRAGMA temp_store=MEMORY")
+    db.execute("PRAGMA cache_size=-65536")
+    db.execute("PRAGMA wal_autocheckpoint=4000")
     db.executescript(SCHEMA)
     return db
 

@@ -103,7 +103,7 @@ class _Change:
 
 def _to_events(source: Event, changes: list[_Change]) -> list[Event]:
     return [
-        MemoryChanged.model_construct(  # built from validated events and records
+        MemoryChanged(
             event_id=derive_id(source.event_id, "consolidate", i),
             occurred_at=source.occurred_at,
             tenant_id=source.tenant_id,
@@ -210,7 +210,7 @@ def _creation_reason(related: list[_Related], by_relation: dict[str, list[_Relat
 
 def _new_record(event: MemoryProposed, conflict_with: tuple[str, ...] = ()) -> MemoryRecord:
     c = event.candidate
-    return MemoryRecord.model_construct(  # fields come from validated events
+    return MemoryRecord(
         memory_id=derive_id(event.event_id, "consolidate", "memory"),
         tenant_id=event.tenant_id, user_id=event.user_id,
         agent_id=event.agent_id, session_id=event.session_id,

@@ -94,19 +94,15 @@ def _envelope(turn: TurnRecorded, index: int) -> dict[str, Any]:
     }
 
 
-# Derived events are built with model_construct: every field comes from an
-# already validated turn, candidate or audit, and this runs on every turn.
-
-
 def _skipped(turn: TurnRecorded, reason: SkipReason, index: int) -> TurnSkipped:
-    return TurnSkipped.model_construct(
+    return TurnSkipped(
         **_envelope(turn, index), session_id=turn.session_id, message_id=turn.message_id,
         role=turn.role, reason=reason,
     )
 
 
 def _fired(turn: TurnRecorded, audit: Audit, index: int) -> GuardFired:
-    return GuardFired.model_construct(
+    return GuardFired(
         **_envelope(turn, index), session_id=turn.session_id, message_id=turn.message_id,
         rule=audit.rule, action=audit.action, original_sha256=audit.original_sha256,
         memory_type=audit.memory_type, detail=audit.detail,
@@ -116,7 +112,7 @@ def _fired(turn: TurnRecorded, audit: Audit, index: int) -> GuardFired:
 def _proposed(
     turn: TurnRecorded, admitted: Admitted, extractor: Literal["rule", "llm"], index: int
 ) -> MemoryProposed:
-    return MemoryProposed.model_construct(
+    return MemoryProposed(
         **_envelope(turn, index), agent_id=turn.agent_id, session_id=turn.session_id,
         candidate=_sourced(admitted.candidate, turn.message_id), importance=admitted.importance,
         extractor=extractor,

@@ -19,8 +19,17 @@ T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 EMBED = HashingEmbedder()
 
 
-@pytest.fixture(params=["embedded"])
+@pytest.fixture(params=["embedded", pytest.param("weaviate", marks=pytest.mark.weaviate)])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
+    if request.param == "weaviate":
+        from engram.projections.weaviate_store import WeaviateStore
+
+        endpoint = request.getfixturevalue("weaviate_endpoint")
+        weaviate_store = WeaviateStore(endpoint.connect(), EMBED.model_id)
+        weaviate_store.clear()
+        yield weaviate_store
+        weaviate_store.close()
+        return
     db = open_database(tmp_path / "store.db")
     yield EmbeddedStore(db, EMBED.dimensions)
     db.close()

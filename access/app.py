@@ -1,0 +1,72 @@
+"""Assembly: from a data folder and the environment to a running server (used by the CLI and tests)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import anyio
+
+from .auth import LOCAL, KeyRing, Principal, check_bind
+from .backend import EmbeddedBackend, MemoryBackend
+from .guard import ASGIApp, Guard, Receive, Scope, Send
+from .http_app import Limits, create_app
+from .mcp_server import EngramMCP, create_mcp_http_app, mcp_keys
+from .metrics import Metrics
+from .service import AccessService
+
+
+class Dispatch:
+    """Routes /mcp to the MCP app and everything else to the HTTP API; lifespan goes to MCP."""
+
+    def __init__(self, api: ASGIApp, mcp: ASGIApp) -> None:
+        self.api = api
+        self.mcp = mcp
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "lifespan" or path == "/mcp" or path.startswith("/mcp/"):
+            await self.mcp(scope, receive, send)
+        else:
+            await self.api(scope, receive, send)
+
+
+def server_app(backend: MemoryBackend, keys: KeyRing, host: str, limits: Limits | None = None,
+               with_mcp: bool = False, mcp_token: str | None = None) -> ASGIApp:
+    """The HTTP API (and, with `with_mcp`, the MCP server at /mcp) over one back end."""
+    limits = limits or Limits()
+    metrics = Metrics()
+    api = create_app(backend, keys, limits, metrics)
+    guarded: ASGIApp = Guard(api, limits.max_body_bytes, metrics)
+    if not with_mcp:
+        return guarded
+    engram_mcp = EngramMCP(api.state.access)
+    mcp = create_mcp_http_app(engram_mcp, mcp_keys(keys, mcp_token), host, limits.max_body_bytes, metrics)
+    return Dispatch(guarded, mcp)
+
+
+def build_server(data: Path, host: str, with_mcp: bool, env: Mapping[str, str]) -> tuple[ASGIApp, str]:
+    """`engram serve`: refuse an insecure bind before opening anything; return the app and the notice."""
+    keys = KeyRing.from_env(env)
+    notice = check_bind(host, not keys.open, "engram serve")
+    token = env.get("ENGRAM_MCP_TOKEN") or None
+    app = server_app(EmbeddedBackend.open(data), keys, host, Limits.from_env(env), with_mcp, token)
+    return app, notice + (" (MCP at /mcp)" if with_mcp else "")
+
+
+def build_mcp_http(data: Path, host: str, env: Mapping[str, str]) -> tuple[ASGIApp, str]:
+    """`engram mcp --transport http`: the MCP server alone, at /mcp."""
+    keys = mcp_keys(KeyRing.from_env(env), env.get("ENGRAM_MCP_TOKEN") or None)
+    notice = check_bind(host, not keys.open, "engram mcp")
+    access = AccessService(EmbeddedBackend.open(data))
+    return create_mcp_http_app(EngramMCP(access), keys, host, Limits.from_env(env).max_body_bytes), notice
+
+
+def run_mcp_stdio(data: Path, tenant: str | None = None) -> None:
+    """`engram mcp` over stdio: the caller is the local user (optionally pinned to one tenant)."""
+    principal = Principal(f"stdio:{tenant}", tenant=tenant) if tenant else LOCAL
+    backend = EmbeddedBackend.open(data)
+    try:
+        anyio.run(EngramMCP(AccessService(backend), principal).server.run_stdio_async)
+    finally:
+        backend.close()

@@ -1,0 +1,100 @@
+"""How much the LLM path is used on a generated workload (issue 6 closing numbers).
+
+Runs the synthetic traffic of `bench/synthetic.py` through the embedded
+runtime with every chat task on the scripted OpenAI-compatible server of the
+tests (real `openai` client, loopback HTTP), and reports from the event log:
+
+- the share of merge decisions (one per consolidated candidate) for which the
+  rules deferred and the judge was asked (target <= 20 %), and judge calls;
+- LLM calls per 100 turns, per task (every call is an `LLMCallRecorded` event).
+
+Two scripted extraction models bracket real ones: `topics` answers like the
+rule extractor, with topic and negation (what the prompt asks for); `bare`
+gives type, attribute and content only, which leaves more pairs to the judge.
+The judge answers by stance; the summarizer echoes user lines.
+
+    python -m bench.llm_share                  # 2,000 turns, both models
+    python -m bench.llm_share --turns 5000 --model bare
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from bench.common import emit, table
+from bench.synthetic import generate_turns
+from engram.llm.context import llm_context
+from engram.llm.settings import LLMSettings
+from engram.runtime.engine import EmbeddedRuntime
+from engram.schemas.events import LLMCallRecorded
+from tests.llm.models import echo_extractor, section_summarizer, stance_judge
+from tests.llm.scripted_server import ScriptedServer
+
+MODELS = {"topics": False, "bare": True}
+
+
+def measure(turns: int, seed: int, model: str) -> dict[str, Any]:
+    """Ingest the generated turns against the scripted server; count decisions and calls."""
+    traffic = generate_turns(turns, seed=seed)
+    with ScriptedServer() as server, tempfile.TemporaryDirectory() as folder:
+        server.route("extract", echo_extractor(bare=MODELS[model]))
+        server.route("judge", stance_judge)
+        server.route("summarize", section_summarizer)
+        settings = LLMSettings(base_url=server.base_url, api_key="bench", extract_model="extract",
+                               judge_model="judge", summarize_model="summarize", timeout_s=5.0)
+        started = time.perf_counter()
+        with EmbeddedRuntime(Path(folder), ctx=llm_context(settings)) as runtime:
+            runtime.ingest(traffic)
+            record = _counts(runtime, turns)
+        record.update(model=model, seed=seed, seconds=round(time.perf_counter() - started, 2),
+                      requests_received=len(server.requests))
+    return record
+
+
+def _counts(runtime: EmbeddedRuntime, turns: int) -> dict[str, Any]:
+    calls = [e for _, e in runtime.log.scan(types=("LLMCallRecorded",)) if isinstance(e, LLMCallRecorded)]
+    decisions = runtime.log.count(("MemoryProposed",))
+    judged = {c.causation_ids[0] for c in calls if c.task == "judge"}
+    by_task = Counter(c.task for c in calls)
+    outcomes = Counter(c.outcome for c in calls)
+    per_100 = {task: round(100 * n / turns, 1) for task, n in sorted(by_task.items())}
+    return {
+        "turns": turns,
+        "merge_decisions": decisions,
+        "decisions_needing_llm": len(judged),
+        "llm_decision_share": round(len(judged) / decisions, 4) if decisions else 0.0,
+        "judge_calls": by_task["judge"],
+        "llm_calls": len(calls),
+        "llm_calls_per_100_turns": round(100 * len(calls) / turns, 1),
+        "calls_per_100_turns_by_task": per_100,
+        "outcomes": dict(outcomes),
+        "tokens_in": sum(c.tokens_in for c in calls),
+        "tokens_out": sum(c.tokens_out for c in calls),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--model", choices=[*MODELS, "both"], default="both")
+    args = parser.parse_args(argv)
+    records = [measure(args.turns, args.seed, m) for m in (MODELS if args.model == "both" else [args.model])]
+    for record in records:
+        emit(record)
+    print(table(
+        ["model", "turns", "decisions", "needed LLM", "share", "calls/100 turns", "extract", "judge", "summarize"],
+        [[r["model"], r["turns"], r["merge_decisions"], r["decisions_needing_llm"],
+          f"{100 * r['llm_decision_share']:.1f} %", r["llm_calls_per_100_turns"],
+          *(r["calls_per_100_turns_by_task"].get(t, 0) for t in ("extract", "judge", "summarize"))]
+         for r in records],
+    ))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""`engram sql FILE`: run analyst SQL on the configured ClickHouse; and the ClickHouse replay.
+
+By default the query runs on the chDB engine of the data folder, first
+brought up to date from the event log (so it works whatever ENGRAM_ANALYTICS
+was during ingest). With `--dsn` / ENGRAM_CLICKHOUSE_DSN it runs on that
+ClickHouse (a server, or another chDB directory) as it is.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+import orjson
+
+from engram.projections.clickhouse import ClickHouseProjector
+from engram.projections.clickhouse_client import (
+    DATABASE_ENV, DEFAULT_DATABASE, DSN_ENV, ClickHouseTarget, chdb_target,
+)
+from engram.projections.clickhouse_queries import QueryResult, parse_params, resolve_query, run_query, shipped_queries
+from engram.projections.clickhouse_runtime import LogAnalytics, log_source
+from engram.runtime.engine import EmbeddedRuntime
+from engram.runtime.log import EventLog, open_database
+
+from . import render
+
+MAX_CELL = 80
+
+
+@click.command("sql")
+@click.argument("file")
+@click.option("--param", "-p", "params", multiple=True, metavar="NAME=VALUE",
+              help="A query parameter, e.g. --param memory_id=… (repeatable).")
+@click.option("--dsn", envvar=DSN_ENV, default=None,
+              help=f"ClickHouse to query (or {DSN_ENV}); default: the data folder's chDB.")
+@click.option("--database", envvar=DATABASE_ENV, default=DEFAULT_DATABASE, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as a JSON array of objects.")
+@click.pass_context
+def sql(ctx: click.Context, file: str, params: tuple[str, ...], dsn: str | None, database: str,
+        as_json: bool) -> None:
+    """Run an analyst query: a .sql FILE or a shipped query name (e.g. memory_lineage)."""
+    try:
+        path = resolve_query(file)
+        values = parse_params(params)
+    except (FileNotFoundError, ValueError) as exc:
+        raise click.UsageError(str(exc)) from exc
+    text = path.read_text(encoding="utf-8")
+    projector = _open(ctx.obj["data"], dsn, database)
+    try:
+        result = run_query(projector.client, text, values)
+    except KeyError as exc:
+        raise click.UsageError(str(exc.args[0])) from exc
+    except Exception as exc:
+        raise click.ClickException(f"{path.name}: {exc}") from exc
+    finally:
+        projector.close()
+    click.echo(_json(result) if as_json else _table(result))
+
+
+def _open(data: Path, dsn: str | None, database: str) -> ClickHouseProjector:
+    """The given ClickHouse as it is, or the data folder's chDB caught up from the log."""
+    if dsn:
+        return ClickHouseProjector.open(ClickHouseTarget(dsn=dsn, database=database), create=False)
+    db = _log_database(data)
+    try:
+        projector = ClickHouseProjector.open(chdb_target(data, database))
+        try:
+            LogAnalytics(projector, EventLog(db), log_source(data)).catch_up()
+        except Exception:
+            projector.close()
+            raise
+    finally:
+        db.close()
+    return projector
+
+
+def _log_database(data: Path) -> sqlite3.Connection:
+    if not (Path(data) / "engram.db").is_file():
+        raise click.ClickException(f"no Engram data in {data} (ingest something first, or pass --data)")
+    return open_database(Path(data) / "engram.db")
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    text = str(value).replace("\n", " ")
+    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+
+
+def _table(result: QueryResult) -> str:
+    if not result.rows:
+        return "(no rows)"
+    cells = [list(result.columns)] + [[_cell(v) for v in row] for row in result.rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(result.columns))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines + [f"({len(result.rows)} rows)"])
+
+
+def _json(result: QueryResult) -> str:
+    return orjson.dumps(result.as_dicts(), default=str, option=orjson.OPT_INDENT_2).decode()
+
+
+def replay_clickhouse(data: Path) -> None:
+    """`engram replay --projection clickhouse`: drop the analytics and rebuild them from the log.
+
+    Rebuilds the configured ClickHouse (ENGRAM_CLICKHOUSE_DSN, else the data
+    folder's chDB). The hash before is taken after catching up, so "identical"
+    means the incrementally written analytics equal a from-scratch rebuild.
+    """
+    _log_database(data).close()
+    with EmbeddedRuntime(data, analytics="off") as runtime:
+        runtime.pump()
+        analytics = LogAnalytics.open(data, runtime.log)
+        try:
+            total = runtime.log.count()
+            analytics.catch_up()
+            before = analytics.state_hash()
+            with render.progress(total, "replaying clickhouse", sys.stderr.isatty()) as bar:
+                after = analytics.rebuild(progress=bar.update)
+            where = analytics.projector.conn.target.describe()
+        finally:
+            analytics.close()
+    click.echo(f"replayed {total} events into ClickHouse {where}\n"
+               f"analytics state hash before: {before}\nanalytics state hash after:  {after}")
+    click.echo("identical" if before == after else "changed (the analytics had drifted from the log)")
+
+
+def register(group: click.Group) -> None:
+    """Add `engram sql` to the CLI."""
+    sql.help = (sql.help or "") + "\n\nShipped queries: " + ", ".join(shipped_queries())
+    group.add_command(sql)

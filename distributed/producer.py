@@ -1,0 +1,142 @@
+"""The chat platform's producer SDK: record a turn without waiting for the broker, never raise.
+
+`TurnProducer.record_turn(...)` validates the turn, stamps it into an L0
+`TurnRecorded` (the edge is the only place that reads the clock), and hands
+it to confluent-kafka's in-memory queue; it returns at once. The queue is
+bounded (`buffer_messages`): when it is full the turn is dropped and counted,
+never blocking the chat. An idempotent producer (acks=all) keeps broker
+retries from duplicating or reordering records; delivery callbacks, served by
+a background poll thread, count what was sent and what failed. `close()`
+flushes. Records are keyed `tenant/user` with the Java-compatible murmur2
+partitioner, the same one the workers' aiokafka producer uses, so a user's
+turns, commands and derived events share one partition number.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import Counter
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from confluent_kafka import KafkaError, Message, Producer
+
+from engram.schemas.base import Event
+from engram.schemas.codec import encode
+from engram.schemas.inputs import TurnInput, summary_request_for, to_turn_event
+from engram.schemas.topics import topic_for
+
+from .topics import Namespace
+from .tracking import TYPE_HEADER
+
+log = logging.getLogger("engram.distributed.producer")
+
+
+class TurnProducer:
+    """Produces L0 turns (and other edge events) to Kafka for the chat path. Thread-safe."""
+
+    def __init__(self, bootstrap: str, namespace: Namespace | None = None, *, buffer_messages: int = 100_000,
+                 linger_ms: float = 5.0, summary_requests: bool = True,
+                 config: Mapping[str, Any] | None = None, poll_thread: bool = True) -> None:
+        self.namespace = namespace or Namespace()
+        self.summary_requests = summary_requests
+        self.counters: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._producer = Producer({
+            "bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",
+            "linger.ms": linger_ms, "queue.buffering.max.messages": buffer_messages,
+            "queue.buffering.max.kbytes": 256 * 1024, "partitioner": "murmur2_random",
+            "message.timeout.ms": 120_000,
+            **dict(config or {}),
+        })
+        self._stop = threading.Event()
+        self._poller = threading.Thread(target=self._poll_loop, name="engram-producer-poll", daemon=True)
+        if poll_thread:
+            self._poller.start()
+
+    # -- the chat path ---------------------------------------------------------------------
+    def record_turn(self, *, tenant: str, user: str, agent: str, session: str, message_id: str, role: str,
+                    content: str, ts: datetime | None = None, parent_id: str | None = None,
+                    trace_id: str | None = None, metadata: Mapping[str, str] | None = None) -> bool:
+        """Queue one chat turn (plus a summary check for its session); False if it was not queued."""
+        try:
+            turn = TurnInput(tenant=tenant, user=user, agent=agent, session=session, message_id=message_id,
+                             role=role, content=content, ts=ts, parent_id=parent_id, trace_id=trace_id,
+                             metadata=dict(metadata or {}))  # type: ignore[arg-type]
+            event = to_turn_event(turn, datetime.now(timezone.utc))
+        except Exception as exc:  # noqa: BLE001 - never raise into the chat path
+            self._count("invalid")
+            log.warning("turn not recorded (invalid): %s", str(exc)[:300])
+            return False
+        if not self.record(event):
+            return False
+        if self.summary_requests:
+            self.record(summary_request_for(event))
+        return True
+
+    def record(self, event: Event) -> bool:
+        """Queue any edge event (a turn, a summary request, a user command); False if not queued."""
+        try:
+            self._producer.produce(
+                self.namespace.topic(topic_for(event.type)), key=event.partition_key.encode(),
+                value=encode(event), headers=[(TYPE_HEADER, event.type.encode())], on_delivery=self._delivered)
+        except BufferError:
+            self._count("dropped")
+            return False
+        except Exception as exc:  # noqa: BLE001 - never raise into the chat path
+            self._count("failed")
+            log.warning("event %s not queued: %s", event.event_id, str(exc)[:300])
+            return False
+        self._count("queued")
+        return True
+
+    # -- delivery --------------------------------------------------------------------------
+    def _delivered(self, err: KafkaError | None, msg: Message) -> None:
+        if err is None:
+            self._count("sent")
+        else:
+            self._count("failed")
+            log.warning("delivery to %s failed: %s", msg.topic(), err)
+
+    def _count(self, name: str) -> None:
+        with self._lock:
+            self.counters[name] += 1
+
+    def _poll_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._producer.poll(0.1)
+            except Exception:  # noqa: BLE001 - a callback error must not kill the poller
+                log.exception("producer poll failed")
+
+    @property
+    def pending(self) -> int:
+        """Records queued but not yet acknowledged or failed."""
+        return len(self._producer)
+
+    def flush(self, timeout: float = 30.0) -> int:
+        """Wait for queued records; returns how many are still pending."""
+        try:
+            return int(self._producer.flush(timeout))
+        except Exception:  # noqa: BLE001
+            log.exception("producer flush failed")
+            return self.pending
+
+    def close(self, timeout: float = 30.0) -> int:
+        """Flush, stop the poll thread; returns how many records were left undelivered."""
+        left = self.flush(timeout)
+        self._stop.set()
+        if self._poller.is_alive():
+            self._poller.join(timeout=1.0)
+        if left:
+            self._count("unflushed")
+            log.warning("closing with %d undelivered record(s)", left)
+        return left
+
+    def __enter__(self) -> TurnProducer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,149 @@
+"""Reading the distributed runtime back: topics to their end, consumer lag, idleness, folds.
+
+Used by `engram replay`, the tests and the benchmarks; nothing here is on the
+processing path.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from confluent_kafka import Consumer, TopicPartition
+
+from engram.schemas.base import Event
+from engram.schemas.codec import EventDecodeError, decode
+from engram.schemas.events import MemoryChanged
+from engram.schemas.memory import MemoryRecord
+
+from .admin import admin_client
+
+
+@dataclass(frozen=True)
+class Record:
+    """A consumed record and its decoded event (None if it does not decode)."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp_ms: int
+    value: bytes
+    event: Event | None
+
+
+def _consumer(bootstrap: str) -> Consumer:
+    return Consumer({"bootstrap.servers": bootstrap, "group.id": f"engram-readback-{uuid.uuid4().hex[:8]}",
+                     "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+
+
+def high_watermarks(bootstrap: str, topics: Iterable[str], timeout: float = 10.0) -> dict[tuple[str, int], int]:
+    """(topic, partition) -> the offset after the last record, for existing topics."""
+    consumer = _consumer(bootstrap)
+    try:
+        present = consumer.list_topics(timeout=timeout).topics
+        marks = {}
+        for topic in topics:
+            for partition in present[topic].partitions if topic in present else ():
+                marks[(topic, partition)] = consumer.get_watermark_offsets(
+                    TopicPartition(topic, partition), timeout=timeout)[1]
+        return marks
+    finally:
+        consumer.close()
+
+
+def read_topic(bootstrap: str, topic: str, timeout: float = 60.0) -> list[Record]:
+    """Every record of a topic, from the beginning to the end it had when called."""
+    return list(iter_topic(bootstrap, topic, timeout))
+
+
+def iter_topic(bootstrap: str, topic: str, timeout: float = 60.0) -> Iterator[Record]:
+    ends = {p: end for (_, p), end in high_watermarks(bootstrap, [topic]).items() if end > 0}
+    if not ends:
+        return
+    consumer = _consumer(bootstrap)
+    consumer.assign([TopicPartition(topic, p, 0) for p in ends])
+    deadline = time.monotonic() + timeout
+    try:
+        while ends and time.monotonic() < deadline:
+            for msg in consumer.consume(1000, timeout=0.5):
+                if msg.error():
+                    continue
+                if msg.offset() + 1 >= ends.get(msg.partition(), 0):
+                    ends.pop(msg.partition(), None)
+                yield _record(msg)
+        if ends:
+            raise TimeoutError(f"could not read {topic} to its end within {timeout}s")
+    finally:
+        consumer.close()
+
+
+def _record(msg: object) -> Record:
+    value = msg.value() or b""  # type: ignore[attr-defined]
+    try:
+        event: Event | None = decode(value)
+    except EventDecodeError:
+        event = None
+    return Record(msg.topic(), msg.partition(), msg.offset(), msg.timestamp()[1], value, event)  # type: ignore[attr-defined]
+
+
+def group_lag(bootstrap: str, group: str, topics: Iterable[str], timeout: float = 10.0) -> int:
+    """Records of `topics` not yet committed by consumer group `group`."""
+    ends = high_watermarks(bootstrap, topics, timeout)
+    if not ends:
+        return 0
+    admin = admin_client(bootstrap)
+    from confluent_kafka import ConsumerGroupTopicPartitions
+
+    request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p) for t, p in ends])
+    result = admin.list_consumer_group_offsets([request], request_timeout=timeout)[group].result(timeout=timeout)
+    committed = {(tp.topic, tp.partition): max(tp.offset, 0) for tp in result.topic_partitions}
+    return sum(max(0, end - committed.get(tp, 0)) for tp, end in ends.items())
+
+
+def wait_idle(bootstrap: str, group: str, inputs: Iterable[str], watched: Iterable[str], timeout: float = 120.0,
+              settle: float = 1.5) -> float:
+    """Wait until `group` has committed all of `inputs` and no `watched` topic grew for `settle` seconds.
+
+    Returns the seconds waited; raises TimeoutError with the last lag.
+    """
+    inputs, watched = list(inputs), list(watched)
+    start = time.monotonic()
+    stable_since, last_marks, lag = None, None, -1
+    while time.monotonic() - start < timeout:
+        marks = high_watermarks(bootstrap, watched)
+        lag = group_lag(bootstrap, group, inputs)
+        if lag == 0 and marks == last_marks:
+            stable_since = stable_since or time.monotonic()
+            if time.monotonic() - stable_since >= settle:
+                return time.monotonic() - start
+        else:
+            stable_since = None
+        last_marks = marks
+        time.sleep(0.25)
+    raise TimeoutError(f"group {group} not idle after {timeout}s (lag {lag})")
+
+
+def unique_events(records: Iterable[Record]) -> dict[str, Event]:
+    """Events by id, first occurrence kept (duplicates of a derived event are the same event)."""
+    out: dict[str, Event] = {}
+    for record in records:
+        if record.event is not None and record.event.event_id not in out:
+            out[record.event.event_id] = record.event
+    return out
+
+
+def fold_memories(changes: Iterable[Event]) -> dict[str, MemoryRecord | None]:
+    """memory id -> its current record (None if deleted or discarded), version-guarded like a projection."""
+    memories: dict[str, MemoryRecord | None] = {}
+    versions: dict[str, int] = {}
+    for event in changes:
+        if not isinstance(event, MemoryChanged):
+            continue
+        version = event.after.version if event.after is not None else 1 << 30
+        if version < versions.get(event.memory_id, -1):
+            continue
+        versions[event.memory_id] = version
+        memories[event.memory_id] = None if event.change == "deleted" else event.after
+    return memories

@@ -1,0 +1,286 @@
+"""The transport-free half of a distributed stage: Kafka records in, records and state writes out.
+
+`StageRunner.run_batch` decodes each record (upcasting old versions), skips
+what the key's state has already applied, calls the pure processor, and
+returns the derived records and the new table values. It does no I/O and
+holds no business logic; the faust adapter (`engram.distributed.app`) only
+moves its results in the commit order. Bad input becomes a `DeadLettered`
+record and the batch moves on.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from engram.schemas.base import Event, Identifier, derive_id
+from engram.schemas.codec import EventDecodeError, decode, encode
+from engram.schemas.events import DeadLettered
+from engram.schemas.topics import TOPIC_OF_TYPE, topic_for
+from engram.streams.harness import dead_letter
+from engram.streams.processor import Processor, ProcessorContext
+
+from .topics import Namespace
+from .tracking import (
+    DEFAULT_RECENT_IDS, ORIGIN_HEADER, TYPE_HEADER, Applied, Entry, Origin, decode_entry, encode_entry,
+    origin_of,
+)
+
+log = logging.getLogger("engram.distributed.runner")
+
+Headers = Sequence[tuple[str, bytes]]
+_IDENTIFIER: TypeAdapter[str] = TypeAdapter(Identifier)
+DeadLetterOwner = Callable[[str, str | None], bool]
+"""(catalogue topic, event type or None if unknown) -> True if this stage dead-letters such records."""
+
+
+@dataclass(frozen=True)
+class Inbound:
+    """One consumed Kafka record."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    timestamp: float = 0.0
+    headers: Headers = ()
+
+    def header(self, name: str) -> bytes | None:
+        return next((v for k, v in self.headers if k == name), None)
+
+
+@dataclass(frozen=True)
+class Outbound:
+    """One record to produce (a derived event or a dead letter)."""
+
+    topic: str
+    key: bytes
+    value: bytes
+    headers: list[tuple[str, bytes]]
+
+
+@dataclass(frozen=True)
+class StateWrite:
+    """A new table value, for the changelog partition of the records that changed it."""
+
+    key: bytes
+    partition: int
+    value: bytes
+
+
+@dataclass
+class BatchResult:
+    outputs: list[Outbound] = field(default_factory=list)
+    writes: list[StateWrite] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class _Slot:
+    """A key's state during one batch, with what is needed to rebuild it if the processor fails."""
+
+    key: bytes
+    partition: int
+    base: bytes | None
+    entry: Entry[Any]
+    history: list[tuple[Origin, Event]] = field(default_factory=list)
+
+
+class StageRunner:
+    """Runs one pure processor over batches of records; the runner of the distributed runtime."""
+
+    def __init__(self, processor: Processor, ctx: ProcessorContext, ns: Namespace,  # type: ignore[type-arg]
+                 owns_dead_letter: DeadLetterOwner, recent_ids: int = DEFAULT_RECENT_IDS,
+                 cache_size: int = 20_000) -> None:
+        self.processor = processor
+        self.ctx = ctx
+        self.ns = ns
+        self.owns_dead_letter = owns_dead_letter
+        self.recent_ids = recent_ids
+        self.cache_size = cache_size
+        self.counters: Counter[str] = Counter()
+        self._cache: dict[bytes, tuple[bytes, Entry[Any]]] = {}
+
+    @property
+    def stateful(self) -> bool:
+        return self.processor.state_type is not None
+
+    def run_batch(self, records: Sequence[Inbound], store: Mapping[bytes, bytes]) -> BatchResult:
+        """Handle records in order; `store` is the table (key -> encoded entry) as of the batch start."""
+        result = BatchResult()
+        slots: dict[bytes, _Slot] = {}
+        for record in records:
+            self._one(record, store, slots, result)
+        for slot in slots.values():
+            self._write(slot, result)
+        self.counters.update(result.counts)
+        return result
+
+    # -- one record -----------------------------------------------------------------
+    def _one(self, record: Inbound, store: Mapping[bytes, bytes], slots: dict[bytes, _Slot],
+             result: BatchResult) -> None:
+        event = self._decode(record, result)
+        if event is None:
+            return
+        origin = origin_of(record.topic, record.partition, record.offset, record.headers)
+        key = self.processor.state_key(event)
+        if key is None:
+            outputs = self._stateless(event, result)
+        else:
+            slot = self._slot(key.encode(), record.partition, store, slots)
+            if slot.entry.applied.seen(origin, event.event_id):
+                result.counts["replayed"] += 1
+                return
+            outputs = self._stateful(slot, origin, event, result)
+        result.counts["processed"] += 1
+        self._emit(outputs, origin, result)
+
+    def _decode(self, record: Inbound, result: BatchResult) -> Event | None:
+        """The record's event, or None when it is not this stage's (or is bad: then maybe dead-lettered)."""
+        topic = self.ns.catalogue_name(record.topic) or record.topic
+        hinted = record.header(TYPE_HEADER)
+        hinted_type = hinted.decode(errors="replace") if hinted is not None else None
+        if hinted_type in TOPIC_OF_TYPE and hinted_type not in self.processor.consumes:
+            result.counts["ignored"] += 1
+            return None
+        try:
+            event = decode(record.value if record.value is not None else b"")
+        except EventDecodeError as exc:
+            self._reject(record, topic, None, str(exc), result)
+            return None
+        problem = _misplaced(event, topic, record.key)
+        if problem is not None:
+            self._reject(record, topic, event.type, problem, result)
+            return None
+        if event.type not in self.processor.consumes:
+            result.counts["ignored"] += 1
+            return None
+        return event
+
+    def _stateless(self, event: Event, result: BatchResult) -> list[Event]:
+        try:
+            _, outputs = self.processor.process(None, event, self.ctx)
+        except Exception as exc:  # noqa: BLE001 - a processor bug must not block the partition
+            return self._failed(event, exc, result)
+        return outputs
+
+    def _stateful(self, slot: _Slot, origin: Origin, event: Event, result: BatchResult) -> list[Event]:
+        try:
+            state, outputs = self.processor.process(slot.entry.state, event, self.ctx)
+        except Exception as exc:  # noqa: BLE001 - rebuild the key's state without this event
+            self._rebuild(slot)
+            return self._failed(event, exc, result)
+        slot.entry.state = state
+        slot.entry.applied.record(origin, event.event_id, self.recent_ids)
+        slot.history.append((origin, event))
+        return outputs
+
+    def _failed(self, event: Event, exc: Exception, result: BatchResult) -> list[Event]:
+        log.exception("processor %s failed on %s", self.processor.name, event.event_id)
+        result.counts["dead_lettered"] += 1
+        return [dead_letter(self.processor.name, event, exc)]
+
+    # -- state ------------------------------------------------------------------------
+    def _slot(self, key: bytes, partition: int, store: Mapping[bytes, bytes], slots: dict[bytes, _Slot]) -> _Slot:
+        slot = slots.get(key)
+        if slot is None:
+            base = store.get(key)
+            slot = slots[key] = _Slot(key, partition, base, self._load(key, base))
+        return slot
+
+    def _load(self, key: bytes, raw: bytes | None) -> Entry[Any]:
+        """The live entry for a stored value: the cached objects if the value is the one we wrote."""
+        cached = self._cache.pop(key, None)
+        if cached is not None and cached[0] is raw:
+            return cached[1]
+        if raw is None:
+            return Entry(Applied(), None)
+        state_type: type[BaseModel] = self.processor.state_type  # type: ignore[assignment]
+        return decode_entry(raw, state_type)
+
+    def _rebuild(self, slot: _Slot) -> None:
+        """After a processor failure the state may be half-changed: redo this batch's events on the stored one."""
+        self._cache.pop(slot.key, None)
+        state_type: type[BaseModel] = self.processor.state_type  # type: ignore[assignment]
+        slot.entry = decode_entry(slot.base, state_type) if slot.base is not None else Entry(Applied(), None)
+        for origin, event in slot.history:
+            slot.entry.state, _ = self.processor.process(slot.entry.state, event, self.ctx)
+            slot.entry.applied.record(origin, event.event_id, self.recent_ids)
+
+    def _write(self, slot: _Slot, result: BatchResult) -> None:
+        if not slot.history:
+            if slot.base is not None:
+                self._remember(slot.key, slot.base, slot.entry)
+            return
+        raw = encode_entry(slot.entry)
+        result.writes.append(StateWrite(slot.key, slot.partition, raw))
+        self._remember(slot.key, raw, slot.entry)
+
+    def _remember(self, key: bytes, raw: bytes, entry: Entry[Any]) -> None:
+        self._cache[key] = (raw, entry)
+        if len(self._cache) > self.cache_size:
+            del self._cache[next(iter(self._cache))]
+
+    # -- outputs --------------------------------------------------------------------------
+    def _emit(self, outputs: list[Event], origin: Origin, result: BatchResult) -> None:
+        for index, event in enumerate(outputs):
+            result.outputs.append(self._outbound(event, origin.child(index)))
+            result.counts[f"out.{event.type}"] += 1
+
+    def _outbound(self, event: Event, origin: Origin) -> Outbound:
+        return Outbound(self.ns.topic(topic_for(event.type)), event.partition_key.encode(), encode(event),
+                        [(ORIGIN_HEADER, origin.header()), (TYPE_HEADER, event.type.encode())])
+
+    def _reject(self, record: Inbound, topic: str, event_type: str | None, reason: str,
+                result: BatchResult) -> None:
+        if not self.owns_dead_letter(topic, event_type):
+            result.counts["skipped_bad"] += 1
+            return
+        letter = bad_record_letter(record, topic, self.processor.name, reason)
+        result.outputs.append(self._outbound(letter, Origin(f"{record.topic}:{record.partition}", (record.offset,))))
+        result.counts["dead_lettered"] += 1
+
+
+def _misplaced(event: Event, topic: str, key: bytes | None) -> str | None:
+    """Why a well-formed event cannot be processed here, if it cannot."""
+    if TOPIC_OF_TYPE.get(event.type) != topic:
+        return f"{event.type} does not belong on topic {topic}"
+    if key is not None and key != event.partition_key.encode():
+        return f"record key {key[:200]!r} is not the event's tenant/user {event.partition_key!r}"
+    return None
+
+
+def bad_record_letter(record: Inbound, topic: str, stage: str, reason: str) -> DeadLettered:
+    """A dead letter for a record that could not be used, with its original bytes."""
+    raw = record.value or b""
+    try:
+        text, note = raw.decode("utf-8"), ""
+    except UnicodeDecodeError:
+        text, note = base64.b64encode(raw).decode(), " (raw is base64: not valid UTF-8)"
+    tenant, user = _owner(record.key)
+    when = datetime.fromtimestamp(record.timestamp, timezone.utc) if record.timestamp else datetime(
+        1970, 1, 1, tzinfo=timezone.utc)
+    return DeadLettered(
+        event_id=derive_id(f"{record.topic}/{record.partition}/{record.offset}", stage, "dead-letter"),
+        occurred_at=when, tenant_id=tenant, user_id=user, source_topic=topic,
+        reason=f"{stage}: {reason}{note}"[:2000], raw=text,
+    )
+
+
+def _owner(key: bytes | None) -> tuple[str, str]:
+    """Tenant and user from a record key, when it is a valid `tenant/user`."""
+    parts = (key or b"").decode(errors="replace").split("/")
+    try:
+        if len(parts) == 2:
+            return _IDENTIFIER.validate_python(parts[0]), _IDENTIFIER.validate_python(parts[1])
+    except ValidationError:
+        pass
+    return "unknown", "unknown"

@@ -1,0 +1,368 @@
+"""The MemoryStore port on Weaviate: one Weaviate tenant per Engram tenant, own vectors.
+
+Writes are buffered and flushed in batches. Weaviate has no conditional
+write, so `flush` reads the stored versions of the buffered objects first and
+drops anything older (the version guard); a single projector writes each
+tenant/user partition, so nothing races it. Keyword search runs BM25 on a
+`search_text` property holding Engram's own terms (CJK bigrams and stemmed
+words), so both stores rank keywords the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from engram.core.text import terms
+from engram.schemas.events import SummarySnapshotted
+from engram.schemas.memory import GlobalCard, MemoryRecord
+
+from .hybrid_index import searchable_text
+from .ports import RecentTurn, SearchHit, canonical_hash
+from .weaviate_schema import CARDS, COLLECTIONS, MEMORIES, SESSIONS, SUMMARIES, TURNS, USERS, collection_specs, \
+    object_id, tenant_name
+
+log = logging.getLogger("engram.weaviate")
+PAGE = 1000
+
+
+def _wvc() -> Any:
+    import weaviate.classes as wvc
+
+    return wvc
+
+
+class WeaviateStore:
+    """Current memory in Weaviate behind the same port as the embedded store."""
+
+    def __init__(self, client: Any, embedding_model: str = "") -> None:
+        self._client = client
+        self._wvc = _wvc()
+        self._embedding_model = embedding_model
+        self._memories: dict[str, tuple[str, str, MemoryRecord, np.ndarray]] = {}
+        self._deleted: dict[str, tuple[str, str, str]] = {}
+        self._other: dict[tuple[str, str], tuple[str, str, dict[str, Any], list[float] | None, int]] = {}
+        self.ensure_collections()
+
+    @classmethod
+    def connect(cls, url: str, grpc_port: int = 50051, embedding_model: str = "") -> "WeaviateStore":
+        import weaviate
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        client = weaviate.connect_to_custom(
+            http_host=parts.hostname or "127.0.0.1", http_port=parts.port or 8080, http_secure=False,
+            grpc_host=parts.hostname or "127.0.0.1", grpc_port=grpc_port, grpc_secure=False,
+            skip_init_checks=True)
+        return cls(client, embedding_model)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def ensure_collections(self) -> None:
+        existing = set(self._client.collections.list_all(simple=True))
+        for name, spec in collection_specs(self._wvc).items():
+            if name not in existing:
+                self._client.collections.create(name, **spec)
+
+    def _tenant(self, collection: str, tenant: str) -> Any:
+        return self._client.collections.get(collection).with_tenant(tenant_name(tenant))
+
+    def _where(self, tenant: str, user: str, **equal: Any) -> Any:
+        flt = self._wvc.query.Filter
+        clauses = [flt.by_property("tenant_id").equal(tenant), flt.by_property("user_id").equal(user)]
+        clauses += [flt.by_property(k).equal(v) for k, v in equal.items()]
+        return flt.all_of(clauses)
+
+    # -- memories -----------------------------------------------------------------
+    def upsert_memory(self, tenant: str, user: str, record: MemoryRecord, vector: np.ndarray) -> None:
+        _check_owner(tenant, user, record.tenant_id, record.user_id)
+        uid = object_id("memory", tenant, user, record.memory_id)
+        queued = self._memories.get(uid)
+        if queued is None or queued[2].version < record.version:
+            self._memories[uid] = (tenant, user, record, np.asarray(vector, dtype=np.float32))
+        self._deleted.pop(uid, None)
+        self._touch_user(tenant, user)
+
+    def delete_memory(self, tenant: str, user: str, memory_id: str) -> bool:
+        uid = object_id("memory", tenant, user, memory_id)
+        self.flush()
+        if self._fetch_by_id(MEMORIES, tenant, uid) is None:
+            return False
+        return bool(self._tenant(MEMORIES, tenant).data.delete_by_id(uid))
+
+    def get_memory(self, tenant: str, user: str, memory_id: str) -> MemoryRecord | None:
+        self.flush()
+        obj = self._fetch_by_id(MEMORIES, tenant, object_id("memory", tenant, user, memory_id))
+        return MemoryRecord.model_validate_json(obj.properties["record"]) if obj is not None else None
+
+    def list_memories(self, tenant: str, user: str, statuses: tuple[str, ...] = ("active",)) -> list[MemoryRecord]:
+        self.flush()
+        flt = self._wvc.query.Filter
+        where = flt.all_of([self._where(tenant, user), flt.by_property("status").contains_any(list(statuses))])
+        records = [MemoryRecord.model_validate_json(o.properties["record"]) for o in self._all(MEMORIES, tenant, where)]
+        return sorted(records, key=lambda r: (r.created_at, r.memory_id))
+
+    def persona_memories(self, tenant: str, user: str) -> list[MemoryRecord]:
+        self.flush()
+        where = self._where(tenant, user, status="active", layer="L3")
+        records = [MemoryRecord.model_validate_json(o.properties["record"]) for o in self._all(MEMORIES, tenant, where)]
+        return sorted(records, key=lambda r: (r.slot, r.memory_id))
+
+    def search_memories(self, tenant: str, user: str, query: str, vector: np.ndarray, limit: int) -> list[SearchHit]:
+        self.flush()
+        where = self._where(tenant, user, status="active")
+        meta = self._wvc.query.MetadataQuery
+        try:
+            coll = self._tenant(MEMORIES, tenant)
+            dense = coll.query.near_vector(near_vector=np.asarray(vector).tolist(), limit=limit, filters=where,
+                                           include_vector=True, return_metadata=meta(distance=True)).objects
+            words = " ".join(terms(query))
+            sparse = coll.query.bm25(query=words, query_properties=["search_text"], limit=limit, filters=where,
+                                     include_vector=True, return_metadata=meta(score=True)).objects if words else []
+        except Exception as exc:
+            if _unknown_tenant(exc):
+                return []
+            raise
+        return _fuse(dense, sparse)
+
+    # -- summaries, cards, turns, users -----------------------------------------------
+    def upsert_summary(self, tenant: str, user: str, snapshot: SummarySnapshotted) -> bool:
+        _check_owner(tenant, user, snapshot.tenant_id, snapshot.user_id)
+        props = {"tenant_id": tenant, "user_id": user, "session_id": snapshot.session_id,
+                 "summary_id": snapshot.summary_id, "version": snapshot.version,
+                 "payload": snapshot.model_dump_json()}
+        self._queue(SUMMARIES, tenant, user, object_id("summary", tenant, user, snapshot.session_id,
+                                                       str(snapshot.version)), props, snapshot.version)
+        return True
+
+    def latest_summary(self, tenant: str, user: str, session: str) -> SummarySnapshotted | None:
+        self.flush()
+        sort = self._wvc.query.Sort.by_property("version", ascending=False)
+        objs = self._query(SUMMARIES, tenant, self._where(tenant, user, session_id=session), limit=1, sort=sort)
+        return SummarySnapshotted.model_validate_json(objs[0].properties["payload"]) if objs else None
+
+    def upsert_card(self, tenant: str, user: str, card: GlobalCard) -> bool:
+        _check_owner(tenant, user, card.tenant_id, card.user_id)
+        props = {"tenant_id": tenant, "user_id": user, "card_id": card.card_id, "version": card.version,
+                 "payload": card.model_dump_json()}
+        self._queue(CARDS, tenant, user, object_id("card", tenant, user, card.card_id), props, card.version)
+        return True
+
+    def list_cards(self, tenant: str, user: str) -> list[GlobalCard]:
+        self.flush()
+        cards = [GlobalCard.model_validate_json(o.properties["payload"])
+                 for o in self._all(CARDS, tenant, self._where(tenant, user))]
+        return sorted(cards, key=lambda c: c.card_id)
+
+    def add_turn(self, tenant: str, user: str, turn: RecentTurn) -> None:
+        props = {"tenant_id": tenant, "user_id": user, "session_id": turn.session_id, "message_id": turn.message_id,
+                 "role": turn.role, "position": turn.position, "occurred_at": turn.occurred_at,
+                 "content": turn.content}
+        self._queue(TURNS, tenant, user, object_id("turn", tenant, user, turn.session_id, turn.message_id), props, 0)
+        self._queue(SESSIONS, tenant, user, object_id("session", tenant, user, turn.session_id),
+                    {"tenant_id": tenant, "user_id": user, "session_id": turn.session_id}, 0)
+        self._touch_user(tenant, user)
+
+    def recent_turns(self, tenant: str, user: str, session: str, limit: int) -> list[RecentTurn]:
+        self.flush()
+        sort = self._wvc.query.Sort.by_property("position", ascending=False)
+        objs = self._query(TURNS, tenant, self._where(tenant, user, session_id=session), limit=limit, sort=sort)
+        return [_turn(o.properties) for o in reversed(objs)]
+
+    def has_user(self, tenant: str, user: str) -> bool:
+        self.flush()
+        return self._fetch_by_id(USERS, tenant, object_id("user", tenant, user)) is not None
+
+    def has_session(self, tenant: str, user: str, session: str) -> bool:
+        self.flush()
+        return self._fetch_by_id(SESSIONS, tenant, object_id("session", tenant, user, session)) is not None
+
+    def session_users(self, tenant: str, session: str) -> list[str]:
+        self.flush()
+        flt = self._wvc.query.Filter
+        where = flt.all_of([flt.by_property("tenant_id").equal(tenant), flt.by_property("session_id").equal(session)])
+        return sorted({o.properties["user_id"] for o in self._all(SESSIONS, tenant, where)})
+
+    def forget_context(self, tenant: str, user: str) -> int:
+        """Delete the user's session summaries and recent-turn window; return the objects deleted."""
+        self.flush()
+        deleted = 0
+        for collection in (SUMMARIES, TURNS):
+            try:
+                result = self._tenant(collection, tenant).data.delete_many(where=self._where(tenant, user))
+            except Exception as exc:
+                if _unknown_tenant(exc):
+                    continue
+                raise
+            deleted += int(result.successful)
+        return deleted
+
+    def _touch_user(self, tenant: str, user: str) -> None:
+        self._queue(USERS, tenant, user, object_id("user", tenant, user), {"tenant_id": tenant, "user_id": user}, 0)
+
+    # -- buffering -------------------------------------------------------------------------
+    def _queue(self, collection: str, tenant: str, user: str, uid: str, props: dict[str, Any], version: int) -> None:
+        queued = self._other.get((collection, uid))
+        if queued is None or queued[4] <= version:
+            self._other[(collection, uid)] = (tenant, user, props, None, version)
+
+    def flush(self) -> None:
+        """Write buffered objects, newest version only, in batches per collection and tenant."""
+        if not self._memories and not self._other:
+            return
+        rows: dict[tuple[str, str], list[tuple[str, dict[str, Any], list[float] | None, int]]] = {}
+        for uid, (tenant, user, record, vector) in self._memories.items():
+            rows.setdefault((MEMORIES, tenant), []).append(
+                (uid, self._memory_props(tenant, user, record), vector.tolist(), record.version))
+        for (collection, uid), (tenant, _user, props, vector, version) in self._other.items():
+            rows.setdefault((collection, tenant), []).append((uid, props, vector, version))
+        self._memories.clear()
+        self._other.clear()
+        for (collection, tenant), items in rows.items():
+            self._write(collection, tenant, items)
+
+    def _write(self, collection: str, tenant: str, items: list[tuple[str, dict[str, Any], Any, int]]) -> None:
+        if collection in (MEMORIES, SUMMARIES, CARDS):
+            stored = self._stored_versions(collection, tenant, [uid for uid, *_ in items])
+            items = [i for i in items if i[3] > stored.get(i[0], 0)]
+        if not items:
+            return
+        coll = self._tenant(collection, tenant)
+        with coll.batch.fixed_size(batch_size=200) as batch:
+            for uid, props, vector, _version in items:
+                batch.add_object(properties=props, uuid=uid, vector=vector)
+        failed = coll.batch.failed_objects
+        if failed:
+            raise RuntimeError(f"weaviate rejected {len(failed)} {collection} objects: {failed[0].message}")
+
+    def _stored_versions(self, collection: str, tenant: str, uids: list[str]) -> dict[str, int]:
+        flt = self._wvc.query.Filter
+        out: dict[str, int] = {}
+        for start in range(0, len(uids), PAGE):
+            chunk = uids[start:start + PAGE]
+            objs = self._query(collection, tenant, flt.by_id().contains_any(chunk), limit=len(chunk),
+                               props=["version"])
+            out.update({str(o.uuid): int(o.properties["version"]) for o in objs})
+        return out
+
+    def _memory_props(self, tenant: str, user: str, r: MemoryRecord) -> dict[str, Any]:
+        return {
+            "tenant_id": tenant, "user_id": user, "memory_id": r.memory_id, "agent_id": r.agent_id,
+            "session_id": r.session_id, "layer": r.layer, "type": r.type.value, "slot": r.slot, "status": r.status,
+            "topic": r.topic or "", "search_text": " ".join(terms(searchable_text(r))),
+            "importance": r.importance, "confidence": r.confidence, "source_count": r.source_count,
+            "version": r.version, "pinned": r.pinned, "last_seen_at": r.last_seen_at, "updated_at": r.updated_at,
+            "source_message_ids": list(r.source_message_ids), "embedding_model": self._embedding_model,
+            "record": r.model_dump_json(),
+        }
+
+    # -- reads ------------------------------------------------------------------------------
+    def _query(self, collection: str, tenant: str, where: Any, limit: int, sort: Any = None,
+               offset: int = 0, props: list[str] | None = None) -> list[Any]:
+        try:
+            return list(self._tenant(collection, tenant).query.fetch_objects(
+                filters=where, limit=limit, offset=offset, sort=sort, return_properties=props).objects)
+        except Exception as exc:
+            if _unknown_tenant(exc):
+                return []
+            raise
+
+    def _all(self, collection: str, tenant: str, where: Any) -> Iterable[Any]:
+        offset = 0
+        while True:
+            page = self._query(collection, tenant, where, limit=PAGE, offset=offset)
+            yield from page
+            if len(page) < PAGE:
+                return
+            offset += PAGE
+
+    def _fetch_by_id(self, collection: str, tenant: str, uid: str) -> Any | None:
+        try:
+            return self._tenant(collection, tenant).query.fetch_object_by_id(uid)
+        except Exception as exc:
+            if _unknown_tenant(exc):
+                return None
+            raise
+
+    # -- housekeeping -----------------------------------------------------------------------------
+    def forget_cache(self) -> None:
+        self._memories.clear()
+        self._other.clear()
+
+    def clear(self) -> None:
+        """Drop every Engram collection (a rebuild recreates them)."""
+        self.forget_cache()
+        for name in COLLECTIONS:
+            if self._client.collections.exists(name):
+                self._client.collections.delete(name)
+        self.ensure_collections()
+
+    def state_hash(self) -> str:
+        """The same canonical hash as the embedded store, over every tenant."""
+        self.flush()
+        return canonical_hash(self.canonical_sections())
+
+    def canonical_sections(self) -> list[list[tuple[Any, ...]]]:
+        memories = sorted((p["tenant_id"], p["user_id"], p["memory_id"], p["version"], p["status"], p["record"])
+                          for p in self._everything(MEMORIES))
+        summaries = sorted(self._canonical(SUMMARIES, ("session_id", "version", "payload")))
+        cards = sorted(self._canonical(CARDS, ("card_id", "version", "payload")))
+        turns = [(t, u, s, m, role, content) for t, u, s, _p, m, role, content in
+                 sorted(self._canonical(TURNS, ("session_id", "position", "message_id", "role", "content")))]
+        sessions = sorted(self._canonical(SESSIONS, ("session_id",)))
+        return [memories, summaries, cards, turns, sessions]
+
+    def _canonical(self, collection: str, fields: tuple[str, ...]) -> Iterable[tuple[Any, ...]]:
+        for p in self._everything(collection):
+            yield (p["tenant_id"], p["user_id"], *(p[f] for f in fields))
+
+    def _everything(self, collection: str) -> Iterable[dict[str, Any]]:
+        coll = self._client.collections.get(collection)
+        for tenant in coll.tenants.get():
+            for obj in coll.with_tenant(tenant).iterator():
+                yield obj.properties
+
+
+def _fuse(dense: list[Any], sparse: list[Any]) -> list[SearchHit]:
+    records: dict[str, tuple[MemoryRecord, np.ndarray | None]] = {}
+    vector_score: dict[str, float] = {}
+    keyword_score: dict[str, float] = {}
+    for obj in dense:
+        record = MemoryRecord.model_validate_json(obj.properties["record"])
+        records[record.memory_id] = (record, _vector(obj))
+        vector_score[record.memory_id] = 1.0 - float(obj.metadata.distance or 0.0)
+    top = max((float(o.metadata.score or 0.0) for o in sparse), default=0.0) or 1.0
+    for obj in sparse:
+        record = MemoryRecord.model_validate_json(obj.properties["record"])
+        records.setdefault(record.memory_id, (record, _vector(obj)))
+        keyword_score[record.memory_id] = float(obj.metadata.score or 0.0) / top
+    hits = [SearchHit(rec, vector_score.get(i, 0.0), keyword_score.get(i, 0.0), vec)
+            for i, (rec, vec) in records.items()]
+    hits.sort(key=lambda h: (-(h.vector_score + h.keyword_score), h.record.memory_id))
+    return hits
+
+
+def _vector(obj: Any) -> np.ndarray | None:
+    vector = obj.vector.get("default") if isinstance(obj.vector, dict) else obj.vector
+    return np.asarray(vector, dtype=np.float32) if vector is not None else None
+
+
+def _turn(p: dict[str, Any]) -> RecentTurn:
+    at = p["occurred_at"]
+    return RecentTurn(p["session_id"], p["message_id"], p["role"], p["content"],
+                      at if isinstance(at, datetime) else datetime.fromisoformat(at), int(p["position"]))
+
+
+def _unknown_tenant(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "tenant" in text and ("not found" in text or "not exist" in text or "does not exist" in text)
+
+
+def _check_owner(tenant: str, user: str, record_tenant: str, record_user: str) -> None:
+    if (tenant, user) != (record_tenant, record_user):
+        raise ValueError(f"record belongs to {record_tenant}/{record_user}, not to {tenant}/{user}")

@@ -1,0 +1,226 @@
+"""The HTTP API driven as a client would, against a real uvicorn server on loopback."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import httpx
+
+from engram.schemas.events import FeedbackGiven, RecallServed
+
+from .conftest import MAX_BATCH, MAX_BODY, Deployment, new_id, turn
+
+FACTS = ["I prefer green tea in the morning", "My name is Ana Lima", "I work as a nurse in Lisbon",
+         "I love hiking in the mountains on weekends", "I plan to learn Rust this year",
+         "I don't like coffee at all", "I live in Porto", "I always run before breakfast",
+         "我喜欢喝绿茶", "I need vegetarian recipes for dinner", "I prefer short answers with examples"]
+
+
+def _user_with_facts(d: Deployment, facts: list[str] = FACTS, session: str = "s1") -> str:
+    user = new_id("user")
+    response = d.as_a().post("/v1/turns", json={"turns": [turn(d.tenant_a, user, f, session=session) for f in facts]})
+    assert response.status_code == 200, response.text
+    return user
+
+
+def _recall(d: Deployment, user: str, question: str, session: str = "s1", **extra: object) -> httpx.Response:
+    body = {"tenant": d.tenant_a, "user": user, "agent": "coach", "session": session, "question": question, **extra}
+    return d.as_a().post("/v1/recall", json=body)
+
+
+def _error(response: httpx.Response, status: int, code: str) -> str:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    error = response.json()["error"]
+    assert error["code"] == code and error["message"]
+    return str(error["message"])
+
+
+def test_a_single_turn_and_a_batch_are_ingested_and_a_resent_turn_is_a_duplicate(deployment: Deployment) -> None:
+    d, user = deployment, new_id("user")
+    single = turn(d.tenant_a, user, "I prefer green tea in the morning", message_id="m1")
+    first = d.as_a().post("/v1/turns", json=single).json()
+    assert first["appended"] == 1 and first["events"]["MemoryChanged"] == 1
+    batch = [single, turn(d.tenant_a, user, "My name is Ana Lima", message_id="m2")]
+    second = d.as_a().post("/v1/turns", json={"turns": batch}).json()
+    assert (second["received"], second["appended"], second["duplicates"]) == (2, 1, 1)
+    contents = {m["content"] for m in d.as_a().get("/v1/memories", params={"tenant": d.tenant_a, "user": user}).json()}
+    assert contents == {"User prefers green tea in the morning", "User's name is Ana Lima"}
+
+
+def test_recall_assembles_the_context_and_logs_the_observation(deployment: Deployment) -> None:
+    d = deployment
+    user = _user_with_facts(d)
+    body = _recall(d, user, "What should I drink in the morning?", system_prompt="You are a coach.").json()
+    assert body["injected"] and "User prefers green tea in the morning" in body["context"]
+    assert body["messages"][0]["role"] == "system" and body["messages"][0]["content"].startswith("You are a coach.")
+    assert body["messages"][-1] == {"role": "user", "content": "What should I drink in the morning?"}
+    assert body["recent"], "the short-term window carries the session's last turns"
+    served = d.backend.event(body["recall_id"])
+    assert isinstance(served, RecallServed) and served.user_id == user and served.injected_count == len(body["items"])
+
+
+def test_feedback_attaches_to_the_recall_it_names(deployment: Deployment) -> None:
+    d = deployment
+    user = _user_with_facts(d)
+    recall_id = _recall(d, user, "What tea do I like?").json()["recall_id"]
+    answer = d.as_a().post("/v1/feedback", json={"tenant": d.tenant_a, "user": user, "recall_id": recall_id,
+                                                 "rating": "bad", "reason": "irrelevant", "remark": "not tea"})
+    assert answer.status_code == 200, answer.text
+    feedback = d.backend.event(answer.json()["feedback_id"])
+    assert isinstance(feedback, FeedbackGiven)
+    assert (feedback.recall_id, feedback.rating, feedback.reason) == (recall_id, 2, "irrelevant")
+    assert feedback.causation_ids == (recall_id,)
+
+
+def test_feedback_on_an_unknown_or_another_users_recall_is_404(deployment: Deployment) -> None:
+    d = deployment
+    owner, other = _user_with_facts(d), _user_with_facts(d)
+    recall_id = _recall(d, owner, "What tea do I like?").json()["recall_id"]
+    for user, rid in ((owner, new_id("recall")), (other, recall_id)):
+        response = d.as_a().post("/v1/feedback", json={"tenant": d.tenant_a, "user": user, "recall_id": rid,
+                                                       "rating": 1})
+        _error(response, 404, "unknown_recall")
+
+
+def test_reads_naming_an_unknown_user_or_session_say_so(deployment: Deployment) -> None:
+    d = deployment
+    user = _user_with_facts(d)
+    stranger = new_id("user")
+    assert "unknown tenant or user" in _error(_recall(d, stranger, "hello?"), 404, "unknown_user")
+    assert "is unknown" in _error(_recall(d, user, "hello?", session="nope"), 404, "unknown_session")
+    missing = d.as_a().get("/v1/memories", params={"tenant": d.tenant_a, "user": stranger})
+    _error(missing, 404, "unknown_user")
+    summary = d.as_a().get("/v1/sessions/nope/summary", params={"tenant": d.tenant_a, "user": user})
+    _error(summary, 404, "unknown_session")
+
+
+def test_list_get_and_lineage_of_a_memory(deployment: Deployment) -> None:
+    d = deployment
+    user = _user_with_facts(d)
+    scope = {"tenant": d.tenant_a, "user": user}
+    memories = d.as_a().get("/v1/memories", params=scope).json()
+    tea = next(m for m in memories if m["content"] == "User prefers green tea in the morning")
+    assert d.as_a().get(f"/v1/memories/{tea['memory_id']}", params=scope).json() == tea
+    lineage = d.as_a().get(f"/v1/memories/{tea['memory_id']}/lineage", params=scope).json()
+    assert lineage[0]["change"] == "created"
+    assert lineage[0]["turns"][0]["content"] == "I prefer green tea in the morning"
+    _error(d.as_a().get("/v1/memories/nope/lineage", params=scope), 404, "unknown_memory")
+
+
+def test_correct_pin_and_unpin_report_what_really_changed(deployment: Deployment) -> None:
+    d = deployment
+    user = _user_with_facts(d)
+    scope = {"tenant": d.tenant_a, "user": user}
+    memory_id = next(m["memory_id"] for m in d.as_a().get("/v1/memories", params=scope).json()
+                     if m["slot"] == "user_fact.location")
+    corrected = d.as_a().post(f"/v1/memories/{memory_id}/correct", json={**scope, "content": "User lives in Braga"})
+    assert corrected.json()["affected"] == 1 and corrected.json()["changes"][0]["after"] == "User lives in Braga"
+    assert [d.as_a().post(f"/v1/memories/{memory_id}/pin", json=scope).json()["affected"] for _ in range(2)] == [1, 0]
+    assert d.as_a().get(f"/v1/memories/{memory_id}", params=scope).json()["pinned"] is True
+    assert d.as_a().post(f"/v1/memories/{memory_id}/unpin", json=scope).json()["affected"] == 1
+    _error(d.as_a().post(f"/v1/memories/{new_id('mem')}/pin", json=scope), 404, "unknown_memory")
+
+
+def test_forget_one_and_forget_by_topic_delete_exactly_what_they_say(deployment: Deployment) -> None:
+    d = deployment
+    user = _user_with_facts(d)
+    scope = {"tenant": d.tenant_a, "user": user}
+    before = d.as_a().get("/v1/memories", params=scope).json()
+    rust = next(m["memory_id"] for m in before if "Rust" in m["content"])
+    one = d.as_a().delete(f"/v1/memories/{rust}", params=scope).json()
+    assert one["affected"] == 1 and one["changes"][0]["memory_id"] == rust
+    _error(d.as_a().delete(f"/v1/memories/{rust}", params=scope), 404, "unknown_memory")
+    topic = d.as_a().post("/v1/forget", json={**scope, "topic_text": "coffee"}).json()
+    assert topic["affected"] == 1 and "coffee" in topic["changes"][0]["before"]
+    after = {m["memory_id"] for m in d.as_a().get("/v1/memories", params=scope).json()}
+    assert after == {m["memory_id"] for m in before} - {rust, topic["changes"][0]["memory_id"]}
+    assert d.as_a().post("/v1/forget", json={**scope, "topic_text": "submarines"}).json()["affected"] == 0
+
+
+def test_forget_everything_reaches_every_projection_and_recall_comes_back_empty(deployment: Deployment) -> None:
+    d = deployment
+    user = _user_with_facts(d)
+    scope = {"tenant": d.tenant_a, "user": user}
+    active = len(d.as_a().get("/v1/memories", params=scope).json())
+    assert d.as_a().get("/v1/sessions/s1/summary", params=scope).status_code == 200
+    assert _recall(d, user, "What tea do I like?").json()["injected"]
+    result = d.as_a().post("/v1/forget", json={**scope, "everything": True}).json()
+    assert result["affected"] == active >= 10
+    assert {c["change"] for c in result["changes"]} == {"deleted"}
+    assert d.as_a().get("/v1/memories", params=scope).json() == []
+    _error(d.as_a().get("/v1/sessions/s1/summary", params=scope), 404, "no_summary")
+    empty = _recall(d, user, "What tea do I like?").json()
+    assert (empty["context"], empty["items"], empty["recent"], empty["injected"]) == ("", [], [], False)
+    assert empty["messages"] == [{"role": "user", "content": "What tea do I like?"}]
+    assert d.as_a().post("/v1/forget", json={**scope, "everything": True}).json()["affected"] == 0
+
+
+def test_a_recall_that_cannot_run_within_its_deadline_returns_nothing(deployment: Deployment) -> None:
+    d = deployment
+    user = _user_with_facts(d)
+    with d.backend.exclusive():  # the single-threaded runtime is busy
+        start = time.perf_counter()
+        body = _recall(d, user, "What tea do I like?", deadline_ms=100).json()
+        elapsed = time.perf_counter() - start
+    assert body["degraded"] and body["context"] == "" and not body["injected"]
+    assert elapsed < 2.0
+    assert _recall(d, user, "What tea do I like?", deadline_ms=5000).json()["injected"]
+
+
+def test_every_error_is_json_with_a_code_and_a_message(deployment: Deployment) -> None:
+    d = deployment
+    raw = d.as_a().post("/v1/recall", content=b'{"tenant": ', headers={"content-type": "application/json"})
+    _error(raw, 400, "malformed_json")
+    message = _error(d.as_a().post("/v1/turns", json=turn(d.tenant_a, "u", "")), 422, "invalid_request")
+    assert "content" in message
+    _error(d.as_a().post("/v1/turns", json=turn(d.tenant_a, "bad user", "hello there")), 422, "invalid_request")
+    _error(d.as_a().post("/v1/forget", json={"tenant": d.tenant_a, "user": "u"}), 422, "invalid_request")
+    _error(d.as_a().post("/v1/recall", json={"tenant": d.tenant_a, "user": "u", "extra": 1}), 422, "invalid_request")
+    _error(d.as_a().get("/v1/nowhere"), 404, "not_found")
+    _error(d.as_a().put("/v1/recall", json={}), 405, "method_not_allowed")
+
+
+def _chunks(size: int) -> Iterator[bytes]:
+    yield b'{"turns": ['
+    yield b" " * size
+    yield b"]}"
+
+
+def test_oversize_requests_are_refused_with_413(deployment: Deployment) -> None:
+    d = deployment
+    big = turn(d.tenant_a, "u", "x" * (MAX_BODY + 10))
+    _error(d.as_a().post("/v1/turns", json=big), 413, "payload_too_large")
+    chunked = d.as_a().post("/v1/turns", content=_chunks(MAX_BODY), headers={"content-type": "application/json"})
+    _error(chunked, 413, "payload_too_large")
+    many = [turn(d.tenant_a, "u", f"I like number {i}") for i in range(MAX_BATCH + 1)]
+    assert "at most" in _error(d.as_a().post("/v1/turns", json={"turns": many}), 413, "batch_too_large")
+    small = d.as_a().post("/v1/turns", content=_chunks(10), headers={"content-type": "application/json"})
+    _error(small, 422, "invalid_request")
+
+
+def test_health_is_open_and_metrics_need_an_admin_key(deployment: Deployment) -> None:
+    d = deployment
+    health = d.http(None).get("/v1/health").json()
+    assert health == {"status": "ok", "runtime": "embedded", "version": health["version"], "auth": "api-keys"}
+    _error(d.as_a().get("/v1/metrics"), 403, "admin_only")
+    before = d.http(d.admin_key).get("/v1/metrics").json()["counters"]
+    d.as_a().get("/v1/nowhere")
+    after = d.http(d.admin_key).get("/v1/metrics").json()["counters"]
+    assert after["http.responses.4xx"] == before.get("http.responses.4xx", 0) + 1
+    assert after["runtime.events.TurnRecorded"] >= 1
+
+
+def test_a_failing_recall_gives_an_empty_context_and_is_counted(deployment: Deployment) -> None:
+    d = deployment
+    user = _user_with_facts(d)
+    with d.backend.exclusive():  # a damaged projection row makes the recall itself fail
+        d.backend.runtime.db.execute("UPDATE proj_memories SET payload = x'7b' WHERE tenant=? AND user=?",
+                                     (d.tenant_a, user))
+    before = d.http(d.admin_key).get("/v1/metrics").json()["counters"]
+    body = _recall(d, user, "What tea do I like?").json()
+    assert body["degraded"] and body["context"] == "" and body["messages"][-1]["content"] == "What tea do I like?"
+    after = d.http(d.admin_key).get("/v1/metrics").json()["counters"]
+    assert after["runtime.recall.failed"] == before.get("runtime.recall.failed", 0) + 1
+    assert after["recall.degraded"] == before.get("recall.degraded", 0) + 1

@@ -1,0 +1,84 @@
+"""Fixtures of the LLM tests: the scripted server, settings pointing at it, and runtime drivers.
+
+`llm_engram` is parametrised over the same runtimes as the golden cases'
+`engram` fixture; `make_driver` builds each one with a processor context
+whose adapters talk to the scripted server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from engram.llm.context import llm_context
+from engram.llm.settings import LLMSettings
+from engram.runtime.engine import EmbeddedRuntime
+from engram.streams.processor import ProcessorContext
+from tests.conftest import RUNTIMES
+from tests.drivers import Driver, EmbeddedDriver
+
+from .scripted_server import ScriptedServer
+
+EXTRACT, JUDGE, SUMMARIZE, EMBED = "extract-model", "judge-model", "summarize-model", "embed-model"
+
+
+class ContextDriver(EmbeddedDriver):
+    """The embedded driver with a given processor context."""
+
+    def __init__(self, folder: Path, ctx: ProcessorContext) -> None:
+        self.runtime = EmbeddedRuntime(folder, ctx=ctx)
+
+
+def make_driver(runtime: str, folder: Path, ctx: ProcessorContext) -> Driver:
+    """A driver of `runtime` whose processors use `ctx` (one branch per runtime)."""
+    if runtime == "embedded":
+        return ContextDriver(folder, ctx)
+    raise NotImplementedError(f"no LLM driver for runtime {runtime!r} yet")
+
+
+@pytest.fixture
+def llm_server() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as server:
+        yield server
+
+
+def scripted_settings(server: ScriptedServer, **overrides: object) -> LLMSettings:
+    """Settings for the scripted server: one model name per task, short timeout, fast backoff."""
+    values: dict[str, object] = dict(
+        base_url=server.base_url, api_key="test-key", extract_model=EXTRACT, judge_model=JUDGE,
+        summarize_model=SUMMARIZE, embed_model=None, timeout_s=0.5, retries=1, backoff_s=0.01,
+    )
+    values.update(overrides)
+    return LLMSettings(**values)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def llm_settings(llm_server: ScriptedServer) -> LLMSettings:
+    return scripted_settings(llm_server)
+
+
+DriverFactory = Callable[..., Driver]
+
+
+@pytest.fixture(params=RUNTIMES)
+def llm_driver(request: pytest.FixtureRequest, tmp_path: Path, llm_server: ScriptedServer) -> Iterator[DriverFactory]:
+    """Makes drivers of one runtime against the scripted server: `llm_driver(**settings_overrides)`."""
+    made: list[Driver] = []
+
+    def factory(**overrides: object) -> Driver:
+        ctx = llm_context(scripted_settings(llm_server, **overrides))
+        driver = make_driver(request.param, tmp_path / f"engram{len(made)}", ctx)
+        made.append(driver)
+        return driver
+
+    yield factory
+    for driver in made:
+        driver.close()  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def llm_engram(llm_driver: DriverFactory) -> Driver:
+    """An Engram on one runtime with every chat task on the scripted server."""
+    return llm_driver()
