@@ -8,12 +8,15 @@ tests (real `openai` client, loopback HTTP), and reports from the event log:
   rules deferred and the judge was asked (target <= 20 %), and judge calls;
 - LLM calls per 100 turns, per task (every call is an `LLMCallRecorded` event).
 
-Two scripted extraction models bracket real ones: `topics` answers like the
-rule extractor, with topic and negation (what the prompt asks for); `bare`
-gives type, attribute and content only, which leaves more pairs to the judge.
+Three scripted extraction models bracket real ones: `topics` answers like
+the rule extractor, with topic and negation (what the prompt asks for);
+`bare` gives type, attribute and content only, and the extractor fills the
+labels from the rule candidate saying the same thing (the default);
+`unlabelled` is `bare` with that labelling off: the worst case, where every
+pair without a topic and with some character overlap goes to the judge.
 The judge answers by stance; the summarizer echoes user lines.
 
-    python -m bench.llm_share                  # 2,000 turns, both models
+    python -m bench.llm_share                  # 2,000 turns, the three models
     python -m bench.llm_share --turns 5000 --model bare
 """
 
@@ -23,32 +26,39 @@ import argparse
 import tempfile
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from bench.common import emit, table
 from bench.synthetic import generate_turns
 from engram.llm.context import llm_context
+from engram.llm.extractor import LLMExtractor
 from engram.llm.settings import LLMSettings
 from engram.runtime.engine import EmbeddedRuntime
 from engram.schemas.events import LLMCallRecorded
 from tests.llm.models import echo_extractor, section_summarizer, stance_judge
 from tests.llm.scripted_server import ScriptedServer
 
-MODELS = {"topics": False, "bare": True}
+MODELS = {"topics": (False, True), "bare": (True, True), "unlabelled": (True, False)}
+"""model -> (answers without topic/negation, extractor labels from the rules)"""
 
 
 def measure(turns: int, seed: int, model: str) -> dict[str, Any]:
     """Ingest the generated turns against the scripted server; count decisions and calls."""
     traffic = generate_turns(turns, seed=seed)
     with ScriptedServer() as server, tempfile.TemporaryDirectory() as folder:
-        server.route("extract", echo_extractor(bare=MODELS[model]))
+        bare, labelled = MODELS[model]
+        server.route("extract", echo_extractor(bare=bare))
         server.route("judge", stance_judge)
         server.route("summarize", section_summarizer)
         settings = LLMSettings(base_url=server.base_url, api_key="bench", extract_model="extract",
                                judge_model="judge", summarize_model="summarize", timeout_s=5.0)
+        ctx = llm_context(settings)
+        assert isinstance(ctx.extractor, LLMExtractor)
+        ctx = replace(ctx, extractor=LLMExtractor(ctx.extractor.client, "extract", label_with_rules=labelled))
         started = time.perf_counter()
-        with EmbeddedRuntime(Path(folder), ctx=llm_context(settings)) as runtime:
+        with EmbeddedRuntime(Path(folder), ctx=ctx) as runtime:
             runtime.ingest(traffic)
             record = _counts(runtime, turns)
         record.update(model=model, seed=seed, seconds=round(time.perf_counter() - started, 2),
@@ -82,16 +92,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--model", choices=[*MODELS, "both"], default="both")
+    parser.add_argument("--model", choices=[*MODELS, "all"], default="all")
     args = parser.parse_args(argv)
-    records = [measure(args.turns, args.seed, m) for m in (MODELS if args.model == "both" else [args.model])]
+    records = [measure(args.turns, args.seed, m) for m in (MODELS if args.model == "all" else [args.model])]
     for record in records:
         emit(record)
     print(table(
         ["model", "turns", "decisions", "needed LLM", "share", "calls/100 turns", "extract", "judge", "summarize"],
         [[r["model"], r["turns"], r["merge_decisions"], r["decisions_needing_llm"],
-          f"{100 * r['llm_decision_share']:.1f} %", r["llm_calls_per_100_turns"],
-          *(r["calls_per_100_turns_by_task"].get(t, 0) for t in ("extract", "judge", "summarize"))]
+          f"{100 * r['llm_decision_share']:.1f} %", f"{r['llm_calls_per_100_turns']:.1f}",
+          *(f"{r['calls_per_100_turns_by_task'].get(t, 0):.1f}" for t in ("extract", "judge", "summarize"))]
          for r in records],
     ))
 

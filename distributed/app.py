@@ -105,6 +105,7 @@ def build_app(settings: WorkerSettings, ctx: ProcessorContext | None = None) -> 
 def _app_config(settings: WorkerSettings) -> dict[str, Any]:
     brokers = [f"kafka://{host.strip()}" for host in settings.bootstrap.split(",") if host.strip()]
     datadir = settings.datadir or Path(os.environ.get("TMPDIR", "/tmp")) / "engram-faust"
+    datadir.mkdir(parents=True, exist_ok=True)
     config: dict[str, Any] = dict(
         broker=brokers, store="memory://", autodiscover=False, datadir=str(datadir),
         topic_partitions=t.TURNS.partitions, topic_allow_declare=False, topic_disable_leader=True,
@@ -134,13 +135,12 @@ class FaustStage:
 
     def install(self) -> None:
         ns = self.settings.namespace
-        raw = dict(key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw")
-        channel = self.app.topic(*(ns.topic(s) for s in self.stage.inputs), **raw)
+        channel = self.app.topic(*(ns.topic(s) for s in self.stage.inputs), schema=_raw_schema())
         if self.runner.stateful:
-            changelog = self.app.topic(ns.changelog(self.settings.role, self.name), **raw,
+            changelog = self.app.topic(ns.changelog(self.settings.role, self.name), schema=_raw_schema(),
                                        partitions=t.TURNS.partitions, compacting=True, internal=False)
             self.table = self.app.Table(f"{self.name}-state", partitions=t.TURNS.partitions,
-                                        changelog_topic=changelog, **raw)
+                                        changelog_topic=changelog, schema=_raw_schema())
         self.app.agent(channel, name=f"engram-{self.name}")(self._agent)
 
     async def _agent(self, stream: Any) -> None:
@@ -190,6 +190,11 @@ class FaustStage:
             log.info("stage %s: %s", self.name, dict(sorted(self.runner.counters.items())))
         if result.counts.get("dead_lettered"):
             log.warning("stage %s: dead-lettered %d record(s)", self.name, result.counts["dead_lettered"])
+
+
+def _raw_schema() -> faust.Schema:
+    """Keys and values stay bytes: the runner decodes (and dead-letters) them itself."""
+    return faust.Schema(key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw")
 
 
 def _inbound(message: Any) -> Inbound:

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, ConsumerGroupTopicPartitions, TopicPartition
 
 from engram.schemas.base import Event
 from engram.schemas.codec import EventDecodeError, decode
@@ -38,19 +38,49 @@ def _consumer(bootstrap: str) -> Consumer:
                      "enable.auto.commit": False, "auto.offset.reset": "earliest"})
 
 
-def high_watermarks(bootstrap: str, topics: Iterable[str], timeout: float = 10.0) -> dict[tuple[str, int], int]:
-    """(topic, partition) -> the offset after the last record, for existing topics."""
-    consumer = _consumer(bootstrap)
-    try:
-        present = consumer.list_topics(timeout=timeout).topics
+class Probe:
+    """One consumer and one admin client for repeated offset questions (close it when done)."""
+
+    def __init__(self, bootstrap: str, timeout: float = 10.0) -> None:
+        self.timeout = timeout
+        self.consumer = _consumer(bootstrap)
+        self.admin = admin_client(bootstrap)
+
+    def high_watermarks(self, topics: Iterable[str]) -> dict[tuple[str, int], int]:
+        """(topic, partition) -> the offset after the last record, for existing topics."""
+        present = self.consumer.list_topics(timeout=self.timeout).topics
         marks = {}
         for topic in topics:
             for partition in present[topic].partitions if topic in present else ():
-                marks[(topic, partition)] = consumer.get_watermark_offsets(
-                    TopicPartition(topic, partition), timeout=timeout)[1]
+                marks[(topic, partition)] = self.consumer.get_watermark_offsets(
+                    TopicPartition(topic, partition), timeout=self.timeout)[1]
         return marks
-    finally:
-        consumer.close()
+
+    def committed(self, group: str, tps: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p) for t, p in tps])
+        future = self.admin.list_consumer_group_offsets([request], request_timeout=self.timeout)[group]
+        result = future.result(timeout=self.timeout)
+        return {(tp.topic, tp.partition): max(tp.offset, 0) for tp in result.topic_partitions}
+
+    def lag(self, group: str, topics: Iterable[str]) -> int:
+        """Records of `topics` not yet committed by consumer group `group`."""
+        ends = self.high_watermarks(topics)
+        committed = self.committed(group, ends) if ends else {}
+        return sum(max(0, end - committed.get(tp, 0)) for tp, end in ends.items())
+
+    def close(self) -> None:
+        self.consumer.close()
+
+    def __enter__(self) -> Probe:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def high_watermarks(bootstrap: str, topics: Iterable[str]) -> dict[tuple[str, int], int]:
+    with Probe(bootstrap) as probe:
+        return probe.high_watermarks(topics)
 
 
 def read_topic(bootstrap: str, topic: str, timeout: float = 60.0) -> list[Record]:
@@ -88,20 +118,6 @@ def _record(msg: object) -> Record:
     return Record(msg.topic(), msg.partition(), msg.offset(), msg.timestamp()[1], value, event)  # type: ignore[attr-defined]
 
 
-def group_lag(bootstrap: str, group: str, topics: Iterable[str], timeout: float = 10.0) -> int:
-    """Records of `topics` not yet committed by consumer group `group`."""
-    ends = high_watermarks(bootstrap, topics, timeout)
-    if not ends:
-        return 0
-    admin = admin_client(bootstrap)
-    from confluent_kafka import ConsumerGroupTopicPartitions
-
-    request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p) for t, p in ends])
-    result = admin.list_consumer_group_offsets([request], request_timeout=timeout)[group].result(timeout=timeout)
-    committed = {(tp.topic, tp.partition): max(tp.offset, 0) for tp in result.topic_partitions}
-    return sum(max(0, end - committed.get(tp, 0)) for tp, end in ends.items())
-
-
 def wait_idle(bootstrap: str, group: str, inputs: Iterable[str], watched: Iterable[str], timeout: float = 120.0,
               settle: float = 1.5) -> float:
     """Wait until `group` has committed all of `inputs` and no `watched` topic grew for `settle` seconds.
@@ -110,18 +126,22 @@ def wait_idle(bootstrap: str, group: str, inputs: Iterable[str], watched: Iterab
     """
     inputs, watched = list(inputs), list(watched)
     start = time.monotonic()
-    stable_since, last_marks, lag = None, None, -1
-    while time.monotonic() - start < timeout:
-        marks = high_watermarks(bootstrap, watched)
-        lag = group_lag(bootstrap, group, inputs)
-        if lag == 0 and marks == last_marks:
-            stable_since = stable_since or time.monotonic()
-            if time.monotonic() - stable_since >= settle:
-                return time.monotonic() - start
-        else:
-            stable_since = None
-        last_marks = marks
-        time.sleep(0.25)
+    stable_since, last_marks, lag = 0.0, None, -1
+    with Probe(bootstrap) as probe:
+        while time.monotonic() - start < timeout:
+            try:
+                marks = probe.high_watermarks(watched)
+                lag = probe.lag(group, inputs)
+            except KafkaException:  # e.g. leadership of just-created topics still settling
+                marks, lag = None, -1
+            if lag == 0 and marks == last_marks:
+                stable_since = stable_since or time.monotonic()
+                if time.monotonic() - stable_since >= settle:
+                    return time.monotonic() - start
+            else:
+                stable_since = 0.0
+            last_marks = marks
+            time.sleep(0.25)
     raise TimeoutError(f"group {group} not idle after {timeout}s (lag {lag})")
 
 

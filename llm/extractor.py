@@ -62,18 +62,22 @@ class LLMExtractor:
 
     name = "llm"
 
-    def __init__(self, client: ModelClient, model: str, fallback: Extractor | None = None) -> None:
+    def __init__(self, client: ModelClient, model: str, fallback: Extractor | None = None,
+                 label_with_rules: bool = True) -> None:
         self.client = client
         self.model = model
         self.fallback = fallback or RuleExtractor()
+        self.label_with_rules = label_with_rules
 
     def extract(self, turn: TurnRecorded) -> Extraction:
         messages = extraction_messages(turn.role, turn.content)
         answer: Answer[tuple[Candidate, ...]] = self.client.ask(
             "extract", self.model, messages, lambda text: parse_memories(text, turn))
         if answer.value is not None:
-            labelled = label_from_rules(answer.value, self.fallback.extract(turn).candidates)
-            return Extraction(labelled, "llm", _notes(answer), answer.calls)
+            found = answer.value
+            if self.label_with_rules:
+                found = label_from_rules(found, self.fallback.extract(turn).candidates)
+            return Extraction(found, "llm", _notes(answer), answer.calls)
         rules = self.fallback.extract(turn)
         note = f"model failed ({answer.error}); rule extractor used"
         return Extraction(rules.candidates, rules.extractor, (*rules.notes, note), answer.calls)

@@ -28,6 +28,8 @@ from .weaviate_schema import CARDS, COLLECTIONS, MEMORIES, SESSIONS, SUMMARIES, 
 
 log = logging.getLogger("engram.weaviate")
 PAGE = 1000
+MAX_BUFFERED = 2000
+"""Buffered writes beyond this are flushed at once (the buffer is bounded)."""
 
 
 def _wvc() -> Any:
@@ -44,7 +46,6 @@ class WeaviateStore:
         self._wvc = _wvc()
         self._embedding_model = embedding_model
         self._memories: dict[str, tuple[str, str, MemoryRecord, np.ndarray]] = {}
-        self._deleted: dict[str, tuple[str, str, str]] = {}
         self._other: dict[tuple[str, str], tuple[str, str, dict[str, Any], list[float] | None, int]] = {}
         self.ensure_collections()
 
@@ -85,7 +86,6 @@ class WeaviateStore:
         queued = self._memories.get(uid)
         if queued is None or queued[2].version < record.version:
             self._memories[uid] = (tenant, user, record, np.asarray(vector, dtype=np.float32))
-        self._deleted.pop(uid, None)
         self._touch_user(tenant, user)
 
     def delete_memory(self, tenant: str, user: str, memory_id: str) -> bool:
@@ -210,6 +210,8 @@ class WeaviateStore:
         queued = self._other.get((collection, uid))
         if queued is None or queued[4] <= version:
             self._other[(collection, uid)] = (tenant, user, props, None, version)
+        if len(self._other) + len(self._memories) >= MAX_BUFFERED:
+            self.flush()
 
     def flush(self) -> None:
         """Write buffered objects, newest version only, in batches per collection and tenant."""

@@ -210,3 +210,24 @@ def test_judge_answers_are_read_tolerantly(text: str, relation: str) -> None:
 def test_a_judge_answer_naming_two_relations_is_malformed() -> None:
     with pytest.raises(AnswerError):
         parse_relation("either replace or append")
+
+
+def test_missing_labels_are_filled_from_the_rule_candidate_saying_the_same(llm_server: ScriptedServer) -> None:
+    llm_server.queue(EXTRACT, memories(
+        {"type": "user_preference", "content": "用户不喜欢Java"},
+        {"type": "user_profile", "content": "用户是后端开发"},
+        {"type": "user_fact", "content": "用户周末爬山"},
+    ))
+    candidates = _extractor(llm_server).extract(_turn("我不喜欢Java了，我是后端开发")).candidates
+    by_content = {c.content: c for c in candidates}
+    pref, job, other = by_content["用户不喜欢Java"], by_content["用户是后端开发"], by_content["用户周末爬山"]
+    assert (pref.topic, pref.negated) == ("java", True)
+    assert (job.attribute, job.slot) == ("occupation", "user_profile.occupation")
+    assert (other.topic, other.attribute) == (None, None)
+
+
+def test_labelling_from_rules_can_be_turned_off(llm_server: ScriptedServer) -> None:
+    llm_server.queue(EXTRACT, memories({"type": "user_preference", "content": "用户不喜欢Java"}))
+    extractor = LLMExtractor(ModelClient(scripted_settings(llm_server)), EXTRACT, label_with_rules=False)
+    [candidate] = extractor.extract(_turn("我不喜欢Java了")).candidates
+    assert (candidate.topic, candidate.negated) == (None, False)
