@@ -15,7 +15,7 @@ from engram.schemas.events import SummarySnapshotted
 from engram.schemas.memory import GlobalCard, MemoryRecord
 
 from .hybrid_index import UserIndex
-from .ports import RecentTurn, SearchHit, canonical_hash
+from .ports import RecentTurn, SearchHit, canonical_hash, check_owner
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS proj_memories (
@@ -59,7 +59,7 @@ class EmbeddedStore:
     # -- memories -----------------------------------------------------------
     def upsert_memory(self, tenant: str, user: str, record: MemoryRecord, vector: np.ndarray) -> None:
         """Buffered: rows reach SQLite on `flush` (every read flushes first)."""
-        _check_owner(tenant, user, record.tenant_id, record.user_id)
+        check_owner(tenant, user, record.tenant_id, record.user_id)
         vector = np.asarray(vector, dtype=np.float32)
         self._pending_memories.append((tenant, user, record.memory_id, record.version, record.status,
                                        record.model_dump_json().encode(), vector.tobytes()))
@@ -152,7 +152,7 @@ class EmbeddedStore:
     # -- summaries, cards, turns ---------------------------------------------
     def upsert_summary(self, tenant: str, user: str, snapshot: SummarySnapshotted) -> bool:
         self.flush()
-        _check_owner(tenant, user, snapshot.tenant_id, snapshot.user_id)
+        check_owner(tenant, user, snapshot.tenant_id, snapshot.user_id)
         cursor = self._db.execute(
             "INSERT OR IGNORE INTO proj_summaries VALUES (?,?,?,?,?)",
             (tenant, user, snapshot.session_id, snapshot.version, snapshot.model_dump_json().encode()),
@@ -171,7 +171,7 @@ class EmbeddedStore:
 
     def upsert_card(self, tenant: str, user: str, card: GlobalCard) -> bool:
         self.flush()
-        _check_owner(tenant, user, card.tenant_id, card.user_id)
+        check_owner(tenant, user, card.tenant_id, card.user_id)
         cursor = self._db.execute(
             "INSERT INTO proj_cards VALUES (?,?,?,?,?) ON CONFLICT (tenant, user, card_id) DO UPDATE "
             "SET version=excluded.version, payload=excluded.payload WHERE excluded.version > proj_cards.version",
@@ -262,10 +262,3 @@ class EmbeddedStore:
             "SELECT tenant, user, session FROM proj_sessions ORDER BY tenant, user, session",
         )
         return canonical_hash(self._db.execute(query) for query in queries)
-
-
-def _check_owner(tenant: str, user: str, record_tenant: str, record_user: str) -> None:
-    if (tenant, user) != (record_tenant, record_user):
-        raise ValueError(
-            f"record belongs to {record_tenant}/{record_user}, not to {tenant}/{user}"
-        )

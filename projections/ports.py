@@ -120,3 +120,9 @@ def canonical_hash(sections: Iterable[Iterable[Sequence[object]]]) -> str:
         for row in rows:
             digest.update(orjson.dumps([v.decode() if isinstance(v, bytes) else v for v in row]))
     return digest.hexdigest()
+
+
+def check_owner(tenant: str, user: str, record_tenant: str, record_user: str) -> None:
+    """Refuse to write a record under any tenant/user but its own."""
+    if (tenant, user) != (record_tenant, record_user):
+        raise ValueError(f"record belongs to {record_tenant}/{record_user}, not to {tenant}/{user}")

@@ -22,7 +22,7 @@ from engram.schemas.events import SummarySnapshotted
 from engram.schemas.memory import GlobalCard, MemoryRecord
 
 from .hybrid_index import searchable_text
-from .ports import RecentTurn, SearchHit, canonical_hash
+from .ports import RecentTurn, SearchHit, canonical_hash, check_owner
 from .weaviate_schema import CARDS, COLLECTIONS, MEMORIES, SESSIONS, SUMMARIES, TURNS, USERS, collection_specs, \
     object_id, tenant_name
 
@@ -81,7 +81,7 @@ class WeaviateStore:
 
     # -- memories -----------------------------------------------------------------
     def upsert_memory(self, tenant: str, user: str, record: MemoryRecord, vector: np.ndarray) -> None:
-        _check_owner(tenant, user, record.tenant_id, record.user_id)
+        check_owner(tenant, user, record.tenant_id, record.user_id)
         uid = object_id("memory", tenant, user, record.memory_id)
         queued = self._memories.get(uid)
         if queued is None or queued[2].version < record.version:
@@ -132,7 +132,7 @@ class WeaviateStore:
 
     # -- summaries, cards, turns, users -----------------------------------------------
     def upsert_summary(self, tenant: str, user: str, snapshot: SummarySnapshotted) -> bool:
-        _check_owner(tenant, user, snapshot.tenant_id, snapshot.user_id)
+        check_owner(tenant, user, snapshot.tenant_id, snapshot.user_id)
         props = {"tenant_id": tenant, "user_id": user, "session_id": snapshot.session_id,
                  "summary_id": snapshot.summary_id, "version": snapshot.version,
                  "payload": snapshot.model_dump_json()}
@@ -147,7 +147,7 @@ class WeaviateStore:
         return SummarySnapshotted.model_validate_json(objs[0].properties["payload"]) if objs else None
 
     def upsert_card(self, tenant: str, user: str, card: GlobalCard) -> bool:
-        _check_owner(tenant, user, card.tenant_id, card.user_id)
+        check_owner(tenant, user, card.tenant_id, card.user_id)
         props = {"tenant_id": tenant, "user_id": user, "card_id": card.card_id, "version": card.version,
                  "payload": card.model_dump_json()}
         self._queue(CARDS, tenant, user, object_id("card", tenant, user, card.card_id), props, card.version)
@@ -363,8 +363,3 @@ def _turn(p: dict[str, Any]) -> RecentTurn:
 def _unknown_tenant(exc: Exception) -> bool:
     text = str(exc).lower()
     return "tenant" in text and ("not found" in text or "not exist" in text or "does not exist" in text)
-
-
-def _check_owner(tenant: str, user: str, record_tenant: str, record_user: str) -> None:
-    if (tenant, user) != (record_tenant, record_user):
-        raise ValueError(f"record belongs to {record_tenant}/{record_user}, not to {tenant}/{user}")
