@@ -16,11 +16,12 @@ from typing import NamedTuple, cast
 from pydantic import BaseModel, Field, model_validator
 
 from engram.core.config import SummaryConfig
+from engram.core.text import compact
 from engram.core.pii import redact
 from engram.core.ports import Summarizer, SummaryMessage, SummaryResult
 from engram.schemas.base import Event, derive_id, stable_id
-from engram.schemas.events import SummaryRequested, SummarySnapshotted, TurnRecorded
-from engram.schemas.memory import Role, SummarySections
+from engram.schemas.events import ForgetRequested, SummaryRequested, SummarySnapshotted, TurnRecorded
+from engram.schemas.memory import SECTION_HEADINGS, Role, SummarySections
 from engram.streams.llm_calls import llm_call_events
 from engram.streams.processor import ProcessorContext
 from engram.streams.summarizer import ExtractiveSummarizer
@@ -77,29 +78,42 @@ class SessionSummaryState(BaseModel):
         return True
 
 
+class UserSummaryState(BaseModel):
+    """The summary state of every session of one user (so a user-wide forget reaches them all)."""
+
+    sessions: dict[str, SessionSummaryState] = Field(default_factory=dict)
+
+    def session(self, session_id: str) -> SessionSummaryState:
+        state = self.sessions.get(session_id)
+        if state is None:
+            state = self.sessions[session_id] = SessionSummaryState()
+        return state
+
+
 class SummarizeProcessor:
     """Keeps pending messages per session and makes the next summary version on request."""
 
     name = "summarize"
-    consumes = frozenset({"TurnRecorded", "SummaryRequested"})
-    state_type = SessionSummaryState
+    consumes = frozenset({"TurnRecorded", "SummaryRequested", "ForgetRequested"})
+    state_type = UserSummaryState
 
     def state_key(self, event: Event) -> str | None:
-        session_id = getattr(event, "session_id", None)
-        if session_id is None:
-            return None
-        return f"{event.tenant_id}/{event.user_id}/{session_id}"
+        return event.partition_key
 
     def process(
-        self, state: SessionSummaryState | None, event: Event, ctx: ProcessorContext
-    ) -> tuple[SessionSummaryState | None, list[Event]]:
-        state = state if state is not None else SessionSummaryState()
+        self, state: UserSummaryState | None, event: Event, ctx: ProcessorContext
+    ) -> tuple[UserSummaryState | None, list[Event]]:
+        state = state if state is not None else UserSummaryState()
         if isinstance(event, TurnRecorded):
-            if state.record(event.message_id, event.role, redact(event.content).text) and not state.agent_id:
-                state.agent_id = event.agent_id
+            session = state.session(event.session_id)
+            if session.record(event.message_id, event.role, redact(event.content).text) and not session.agent_id:
+                session.agent_id = event.agent_id
             return state, []
         if isinstance(event, SummaryRequested):
-            return state, self._on_request(state, event, ctx)
+            return state, self._on_request(state.session(event.session_id), event, ctx)
+        if isinstance(event, ForgetRequested):
+            for session in state.sessions.values():
+                forget_in_session(session, event)
         return state, []
 
     def _on_request(
@@ -114,6 +128,28 @@ class SummarizeProcessor:
             _advance(state, snapshot)
         return [snapshot, *llm_call_events(request, self.name, result.calls, agent_id=snapshot.agent_id,
                                            session_id=request.session_id)]
+
+
+def forget_in_session(state: SessionSummaryState, request: ForgetRequested) -> None:
+    """Drop what a forget request names from what the next summary builds on.
+
+    Forgetting everything empties the pending messages and the previous
+    sections (the store drops the snapshots themselves); forgetting a topic
+    drops the pending messages and section items that mention it.
+    """
+    if request.everything:
+        state.pending = []
+        state.sections = None
+        return
+    needle = compact(request.topic_text)
+    if not needle:
+        return
+    state.pending = [m for m in state.pending if needle not in compact(m.content)]
+    if state.sections is not None:
+        state.sections = SummarySections(**{
+            field: tuple(item for item in getattr(state.sections, field) if needle not in compact(item))
+            for _, field in SECTION_HEADINGS
+        })
 
 
 def should_summarize(state: SessionSummaryState, config: SummaryConfig) -> bool:

@@ -27,7 +27,7 @@ def build_topology() -> tuple[Stage, ...]:
     return (
         Stage(ExtractProcessor(), (t.TURNS,), (t.AUDIT, t.CANDIDATES)),
         Stage(ConsolidateProcessor(), (t.CANDIDATES, t.COMMANDS), (t.MEMORY_CHANGES,)),
-        Stage(SummarizeProcessor(), (t.TURNS,), (t.SUMMARIES,)),
+        Stage(SummarizeProcessor(), (t.TURNS, t.COMMANDS), (t.SUMMARIES,)),
     )
 
 

@@ -9,10 +9,10 @@ from datetime import datetime, timedelta, timezone
 from engram.core.config import EngramConfig, SummaryConfig
 from engram.core.ports import SummaryMessage, SummaryResult
 from engram.schemas.base import derive_id, stable_id
-from engram.schemas.events import SummaryRequested, SummarySnapshotted, TurnRecorded
+from engram.schemas.events import ForgetRequested, SummaryRequested, SummarySnapshotted, TurnRecorded
 from engram.schemas.memory import SECTION_HEADINGS, SummarySections
 from engram.streams.processor import ProcessorContext
-from engram.streams.summarize import SessionSummaryState, SummarizeProcessor
+from engram.streams.summarize import SessionSummaryState, SummarizeProcessor, UserSummaryState
 from engram.streams.summarizer import ExtractiveSummarizer, split_sentences
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
@@ -112,12 +112,16 @@ class Session:
         return out  # type: ignore[return-value]
 
     @property
-    def state(self) -> SessionSummaryState:
+    def user_state(self) -> UserSummaryState:
         assert self.state_json is not None
-        return SessionSummaryState.model_validate_json(self.state_json)
+        return UserSummaryState.model_validate_json(self.state_json)
 
-    def _run(self, event: TurnRecorded | SummaryRequested) -> list:
-        state = None if self.state_json is None else self.state
+    @property
+    def state(self) -> SessionSummaryState:
+        return self.user_state.sessions[self.session_id]
+
+    def _run(self, event: TurnRecorded | SummaryRequested | ForgetRequested) -> list:
+        state = None if self.state_json is None else self.user_state
         state, out = self.processor.process(state, event, self.ctx)
         assert state is not None
         self.state_json = state.model_dump_json()
@@ -273,13 +277,54 @@ def test_replaying_the_same_events_gives_identical_snapshots() -> None:
     assert runs[0] == runs[1] and len(runs[0]) == 2
 
 
-def test_sessions_keep_separate_state_keys() -> None:
+def test_one_user_state_keeps_sessions_apart() -> None:
     processor = SummarizeProcessor()
-    base = dict(event_id="e", occurred_at=T0, tenant_id="t1", user_id="u1", agent_id="a1")
-    a = TurnRecorded(**base, session_id="s1", message_id="m1", role="user", content="hi there")
-    b = SummaryRequested(**base, session_id="s2")
-    assert processor.state_key(a) == "t1/u1/s1"
-    assert processor.state_key(b) == "t1/u1/s2"
+    base = dict(occurred_at=T0, tenant_id="t1", user_id="u1", agent_id="a1")
+    a = TurnRecorded(**base, event_id="e1", session_id="s1", message_id="m1", role="user", content="hi there")
+    b = TurnRecorded(**base, event_id="e2", session_id="s2", message_id="m1", role="user", content="hello again")
+    assert processor.state_key(a) == processor.state_key(b) == "t1/u1"
+    state, _ = processor.process(None, a, ProcessorContext())
+    state, _ = processor.process(state, b, ProcessorContext())
+    assert state is not None and set(state.sessions) == {"s1", "s2"}
+    assert [m.content for m in state.sessions["s2"].pending] == ["hello again"]
+
+
+def _forget(**fields: object) -> ForgetRequested:
+    return ForgetRequested(event_id=f"forget-{len(fields)}", occurred_at=T0 + timedelta(hours=2),
+                           tenant_id="t1", user_id="u1", **fields)  # type: ignore[arg-type]
+
+
+def test_forget_everything_empties_what_the_next_summary_builds_on() -> None:
+    session = Session(ProcessorContext())
+    session.say(FIRST_CONVERSATION)
+    (v1,) = session.request()
+    session.say(SECOND_CONVERSATION[:3])
+    session._run(_forget(everything=True))
+    assert session.state.pending == [] and session.state.sections is None
+    session.say(SECOND_CONVERSATION[3:] + THIRD_CONVERSATION)
+    (v2,) = session.request()
+    earlier = " ".join(c for _, c in FIRST_CONVERSATION + SECOND_CONVERSATION[:3])
+    assert v2.version == v1.version + 1
+    assert not any(item and item in earlier for item in _items(v2))
+
+
+def test_forget_by_topic_drops_matching_pending_messages_and_items() -> None:
+    session = Session(ProcessorContext(config=EngramConfig(summary=SummaryConfig(first_snapshot_messages=2))))
+    session.say([("user", "我计划学习Rust编程语言"), ("user", "我喜欢喝咖啡，每天两杯")])
+    session.request()
+    assert any("咖啡" in item for item in _items(session.snapshots[-1]))
+    session.say([("user", "我每天早上都喝咖啡提神")])
+    session._run(_forget(topic_text="咖啡"))
+    assert all("咖啡" not in m.content for m in session.state.pending)
+    assert session.state.sections is not None and all("咖啡" not in item for item in _section_items(session.state.sections))
+
+
+def _section_items(sections: SummarySections) -> list[str]:
+    return [item for _, field in SECTION_HEADINGS for item in getattr(sections, field)]
+
+
+def _items(snapshot: SummarySnapshotted) -> list[str]:
+    return _section_items(snapshot.sections)
 
 
 def test_small_thresholds_come_from_config() -> None:
