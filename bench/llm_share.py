@@ -18,6 +18,7 @@ The judge answers by stance; the summarizer echoes user lines.
 
     python -m bench.llm_share                  # 2,000 turns, the three models
     python -m bench.llm_share --turns 5000 --model bare
+    python -m bench.llm_share --model topics --answer-cache 10000   # calls with the answer memory on
 """
 
 from __future__ import annotations
@@ -44,8 +45,12 @@ MODELS = {"topics": (False, True), "bare": (True, True), "unlabelled": (True, Fa
 """model -> (answers without topic/negation, extractor labels from the rules)"""
 
 
-def measure(turns: int, seed: int, model: str) -> dict[str, Any]:
-    """Ingest the generated turns against the scripted server; count decisions and calls."""
+def measure(turns: int, seed: int, model: str, answer_cache: int = 0) -> dict[str, Any]:
+    """Ingest the generated turns against the scripted server; count decisions and calls.
+
+    The answer memory is off by default: an answer from memory makes no call
+    and so no event, and the share is counted from the judge's call events.
+    """
     traffic = generate_turns(turns, seed=seed)
     with ScriptedServer() as server, tempfile.TemporaryDirectory() as folder:
         bare, labelled = MODELS[model]
@@ -53,15 +58,18 @@ def measure(turns: int, seed: int, model: str) -> dict[str, Any]:
         server.route("judge", stance_judge)
         server.route("summarize", section_summarizer)
         settings = LLMSettings(base_url=server.base_url, api_key="bench", extract_model="extract",
-                               judge_model="judge", summarize_model="summarize", timeout_s=5.0)
+                               judge_model="judge", summarize_model="summarize", timeout_s=5.0,
+                               answer_cache=answer_cache)
         ctx = llm_context(settings)
         assert isinstance(ctx.extractor, LLMExtractor)
-        ctx = replace(ctx, extractor=LLMExtractor(ctx.extractor.client, "extract", label_with_rules=labelled))
+        client = ctx.extractor.client
+        ctx = replace(ctx, extractor=LLMExtractor(client, "extract", label_with_rules=labelled))
         started = time.perf_counter()
         with EmbeddedRuntime(Path(folder), ctx=ctx) as runtime:
             runtime.ingest(traffic)
             record = _counts(runtime, turns)
-        record.update(model=model, seed=seed, seconds=round(time.perf_counter() - started, 2),
+        record["answers_from_memory"] = client.cache_hits
+        record.update(model=model, seed=seed, answer_cache=answer_cache, seconds=round(time.perf_counter() - started, 2),
                       requests_received=len(server.requests))
     return record
 
@@ -93,8 +101,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--turns", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--model", choices=[*MODELS, "all"], default="all")
+    parser.add_argument("--answer-cache", type=int, default=0,
+                        help="answers remembered per process (the product default is 10000; 0 counts every call)")
     args = parser.parse_args(argv)
-    records = [measure(args.turns, args.seed, m) for m in (MODELS if args.model == "all" else [args.model])]
+    models = MODELS if args.model == "all" else [args.model]
+    records = [measure(args.turns, args.seed, m, args.answer_cache) for m in models]
     for record in records:
         emit(record)
     print(table(

@@ -11,7 +11,10 @@ client never raises for a model failure.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -77,14 +80,49 @@ class ModelClient:
         self.openai = client or openai_client(settings)
         self.gate = gate or Gate(settings.concurrency, TokenBudget(settings.tokens_per_minute))
         self.json_mode = settings.json_mode != "off"
+        self.cache_hits = 0
+        self._answers: OrderedDict[str, str] = OrderedDict()
         self._sleep = sleep
 
     def ask(self, task: LLMTask, model: str, messages: Sequence[Message], parse: Parser[T],
             on_failure: LLMOutcome = "fallback") -> Answer[T]:
-        """One chat completion, parsed by `parse`; see `call`."""
+        """One chat completion, parsed by `parse`; see `call`.
+
+        A prompt answered before (same task, model and messages) is answered
+        from memory, with no call and so no call record: a repeated message or
+        a re-processed event gets the same answer without asking again.
+        """
+        key = _cache_key(task, model, messages)
+        remembered = self._remembered(key, parse)
+        if remembered is not None:
+            return remembered
+        answered: list[str] = []
+
+        def parse_and_keep(text: str) -> tuple[T, int]:
+            result = parse(text)
+            answered.append(text)
+            return result
+
         estimate = sum(estimate_tokens(m["content"]) for m in messages)
         send = lambda: _read(self._create(model, messages), estimate)  # noqa: E731
-        return self.call(task, model, send, parse, estimate + self.settings.max_output_tokens, on_failure)
+        answer = self.call(task, model, send, parse_and_keep, estimate + self.settings.max_output_tokens, on_failure)
+        if answer.value is not None and answered and self.settings.answer_cache:
+            self._answers[key] = answered[-1]
+            if len(self._answers) > self.settings.answer_cache:
+                self._answers.popitem(last=False)
+        return answer
+
+    def _remembered(self, key: str, parse: Parser[T]) -> Answer[T] | None:
+        text = self._answers.get(key)
+        if text is None:
+            return None
+        self._answers.move_to_end(key)
+        try:
+            value, _ = parse(text)
+        except AnswerError:
+            return None
+        self.cache_hits += 1
+        return Answer(value, ())
 
     def call(self, task: LLMTask, model: str, send: Sender, parse: Callable[[Any], tuple[T, int]],
              estimated_tokens: int, on_failure: LLMOutcome = "fallback") -> Answer[T]:
@@ -149,6 +187,11 @@ class ModelClient:
     def _backoff(self, attempt: int, wait_s: float) -> float:
         cap = self.settings.max_backoff_s
         return min(cap, max(wait_s, self.settings.backoff_s * 2 ** (attempt - 1)))
+
+
+def _cache_key(task: str, model: str, messages: Sequence[Message]) -> str:
+    text = json.dumps([task, model, list(messages)], ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _read(response: Any, estimated_prompt_tokens: int) -> tuple[int, int, str]:

@@ -22,6 +22,7 @@ turns everything off. Per task, a model named `off` keeps that task on rules.
 | ENGRAM_LLM_CONCURRENCY | 4 | requests in flight at once, per process |
 | ENGRAM_LLM_TPM | 0 | tokens-per-minute budget (0 = unlimited); over budget the rule path is used |
 | ENGRAM_LLM_JSON_MODE | auto | `response_format=json_object`: auto (dropped if the endpoint rejects it), on, off |
+| ENGRAM_LLM_ANSWER_CACHE | 10000 | chat answers remembered per process, by exact prompt (0 = off) |
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class LLMSettings(BaseModel):
     tokens_per_minute: int = Field(default=0, ge=0)
     json_mode: JsonMode = "auto"
     max_output_tokens: int = Field(default=800, ge=16)
+    answer_cache: int = Field(default=10_000, ge=0)
 
 
 _noticed: set[str] = set()
@@ -85,7 +87,7 @@ def settings_from_env(env: Mapping[str, str]) -> LLMSettings | None:
         notice("engram: LLM configured but no API key (ENGRAM_LLM_API_KEY / OPENAI_API_KEY); "
                "using the rule path", logging.WARNING)
         return None
-    return LLMSettings(api_key=key, **_overrides(env))
+    return LLMSettings.model_validate({"api_key": key, **_overrides(env)})
 
 
 def _requested(env: Mapping[str, str]) -> bool:
@@ -107,6 +109,7 @@ _NUMBERS: dict[str, tuple[str, type]] = {
     "backoff_s": ("ENGRAM_LLM_BACKOFF_S", float),
     "concurrency": ("ENGRAM_LLM_CONCURRENCY", int),
     "tokens_per_minute": ("ENGRAM_LLM_TPM", int),
+    "answer_cache": ("ENGRAM_LLM_ANSWER_CACHE", int),
 }
 
 
@@ -121,7 +124,10 @@ def _overrides(env: Mapping[str, str]) -> dict[str, object]:
     }
     for field, (name, kind) in _NUMBERS.items():
         if env.get(name, "").strip():
-            out[field] = kind(env[name])
+            try:
+                out[field] = kind(env[name])
+            except ValueError:
+                raise ValueError(f"{name}={env[name]!r} is not a number") from None
     if env.get("ENGRAM_LLM_JSON_MODE", "").strip():
         out["json_mode"] = env["ENGRAM_LLM_JSON_MODE"].strip().lower()
     return out

@@ -231,3 +231,22 @@ def test_labelling_from_rules_can_be_turned_off(llm_server: ScriptedServer) -> N
     extractor = LLMExtractor(ModelClient(scripted_settings(llm_server)), EXTRACT, label_with_rules=False)
     [candidate] = extractor.extract(_turn("我不喜欢Java了")).candidates
     assert (candidate.topic, candidate.negated) == (None, False)
+
+
+def test_a_repeated_message_is_answered_from_memory(llm_driver: DriverFactory, llm_server: ScriptedServer) -> None:
+    llm_server.queue(EXTRACT, memories({"type": "user_constraint", "content": "用户不吃香菜", "topic": "香菜",
+                                        "negated": True}))
+    engram = llm_driver()
+    engram.ingest([turn("我不吃香菜", session=f"s{i}", message_id=f"cilantro{i}") for i in range(3)])
+    assert len(llm_server.requests_for(EXTRACT)) == 1
+    [memory] = engram.memories("t1", "u1")
+    assert memory.source_count == 3
+    assert memory.source_message_ids == ("cilantro0", "cilantro1", "cilantro2")
+    assert len(engram.events(("LLMCallRecorded",))) == 1  # one call, one record
+
+
+def test_the_answer_memory_can_be_turned_off(llm_driver: DriverFactory, llm_server: ScriptedServer) -> None:
+    llm_server.route(EXTRACT, lambda request: memories({"type": "user_constraint", "content": "用户不吃香菜"}))
+    engram = llm_driver(answer_cache=0)
+    engram.ingest([turn("我不吃香菜", message_id=f"c{i}") for i in range(2)])
+    assert len(llm_server.requests_for(EXTRACT)) == 2

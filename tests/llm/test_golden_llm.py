@@ -101,6 +101,12 @@ def bare_model(llm_server: ScriptedServer) -> ScriptedServer:
     return llm_server
 
 
+@pytest.fixture
+def unlabelled(llm_driver: DriverFactory) -> Driver:
+    """An Engram that keeps the model's candidates unlabelled (no topic filled in by the rules)."""
+    return llm_driver(label_with_rules=False)
+
+
 def test_case06_occupation_slot_is_replaced_by_rule_without_the_judge(llm_engram: Driver,
                                                                        bare_model: ScriptedServer) -> None:
     llm_engram.ingest(user_turns("我是后端开发", "我是前端开发"))
@@ -112,7 +118,8 @@ def test_case06_occupation_slot_is_replaced_by_rule_without_the_judge(llm_engram
     assert {d.judge for d in _decisions(llm_engram)} == {"rule"}
 
 
-def test_case07_judge_decides_the_reversal_rules_leave_open(llm_engram: Driver, bare_model: ScriptedServer) -> None:
+def test_case07_judge_decides_the_reversal_rules_leave_open(unlabelled: Driver, bare_model: ScriptedServer) -> None:
+    llm_engram = unlabelled
     llm_engram.ingest(user_turns("我喜欢Java", "我喜欢Python", "我不喜欢Java了"))
     prefs = sorted(m.content for m in _of_type(llm_engram, MemoryType.USER_PREFERENCE))
     assert prefs == ["用户不喜欢Java", "用户喜欢Python"]
@@ -129,7 +136,8 @@ def test_case08_more_specific_statement_is_same_by_rule(llm_engram: Driver, bare
     assert bare_model.requests_for(JUDGE) == []
 
 
-def test_case22_english_reversal_judged_where_rules_defer(llm_engram: Driver, bare_model: ScriptedServer) -> None:
+def test_case22_english_reversal_judged_where_rules_defer(unlabelled: Driver, bare_model: ScriptedServer) -> None:
+    llm_engram = unlabelled
     llm_engram.ingest(user_turns("I'm a backend engineer", "I love Go",
                                  "Actually I don't like Go anymore, I prefer Rust"))
     occupation = [m.content for m in _of_type(llm_engram, MemoryType.USER_PROFILE)]
@@ -140,9 +148,11 @@ def test_case22_english_reversal_judged_where_rules_defer(llm_engram: Driver, ba
     assert any(d.judge == "llm" and d.relation == "replace" for d in _decisions(llm_engram))
 
 
+@pytest.mark.parametrize("bare", [False, True], ids=["model-topics", "rule-labels"])
 def test_with_topics_the_rules_settle_case07_and_the_judge_is_never_asked(llm_engram: Driver,
-                                                                          llm_server: ScriptedServer) -> None:
-    llm_server.route(EXTRACT, echo_extractor(bare=False))
+                                                                          llm_server: ScriptedServer,
+                                                                          bare: bool) -> None:
+    llm_server.route(EXTRACT, echo_extractor(bare=bare))
     llm_server.route(JUDGE, stance_judge)
     llm_engram.ingest(user_turns("我喜欢Java", "我喜欢Python", "我不喜欢Java了"))
     prefs = sorted(m.content for m in _of_type(llm_engram, MemoryType.USER_PREFERENCE))
@@ -152,8 +162,9 @@ def test_with_topics_the_rules_settle_case07_and_the_judge_is_never_asked(llm_en
     assert judge_calls == []
 
 
-def test_judge_failure_keeps_both_memories_and_records_the_calls(llm_engram: Driver,
+def test_judge_failure_keeps_both_memories_and_records_the_calls(unlabelled: Driver,
                                                                  bare_model: ScriptedServer) -> None:
+    llm_engram = unlabelled
     bare_model.queue(JUDGE, Reply.server_error(), Reply.server_error(503))
     llm_engram.ingest(user_turns("我喜欢Java", "我不喜欢Java了"))
     prefs = sorted(m.content for m in _of_type(llm_engram, MemoryType.USER_PREFERENCE))
