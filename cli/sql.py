@@ -21,7 +21,9 @@ from engram.projections.clickhouse import ClickHouseProjector
 from engram.projections.clickhouse_client import (
     DATABASE_ENV, DEFAULT_DATABASE, DSN_ENV, ClickHouseTarget, chdb_target,
 )
-from engram.projections.clickhouse_queries import QueryResult, parse_params, resolve_query, run_query, shipped_queries
+from engram.projections.clickhouse_queries import (
+    QueryResult, bind, parse_params, resolve_query, run_query, shipped_queries,
+)
 from engram.projections.clickhouse_runtime import LogAnalytics, log_source
 from engram.runtime.engine import EmbeddedRuntime
 from engram.runtime.log import EventLog, open_database
@@ -46,14 +48,15 @@ def sql(ctx: click.Context, file: str, params: tuple[str, ...], dsn: str | None,
     try:
         path = resolve_query(file)
         values = parse_params(params)
-    except (FileNotFoundError, ValueError) as exc:
-        raise click.UsageError(str(exc)) from exc
-    text = path.read_text(encoding="utf-8")
-    projector = _open(ctx.obj["data"], dsn, database)
-    try:
-        result = run_query(projector.client, text, values)
+        text = path.read_text(encoding="utf-8")
+        bind(text, values)
+        projector = _open(ctx.obj["data"], dsn, database)
     except KeyError as exc:
         raise click.UsageError(str(exc.args[0])) from exc
+    except (FileNotFoundError, ValueError) as exc:
+        raise click.UsageError(str(exc)) from exc
+    try:
+        result = run_query(projector.client, text, values)
     except Exception as exc:
         raise click.ClickException(f"{path.name}: {exc}") from exc
     finally:
@@ -134,5 +137,6 @@ def replay_clickhouse(data: Path) -> None:
 
 def register(group: click.Group) -> None:
     """Add `engram sql` to the CLI."""
-    sql.help = (sql.help or "") + "\n\nShipped queries: " + ", ".join(shipped_queries())
+    if "Shipped queries" not in (sql.help or ""):
+        sql.help = (sql.help or "") + "\n\nShipped queries: " + ", ".join(shipped_queries())
     group.add_command(sql)

@@ -67,7 +67,8 @@ class ClickHouseProjector:
 
     @classmethod
     def open(cls, target: ClickHouseTarget, create: bool = True) -> "ClickHouseProjector":
-        projector = cls(open_connection(target))
+        """Connect; with `create`, also create the database and every table and view (idempotent)."""
+        projector = cls(open_connection(target, create_database=create))
         if create:
             projector.create_schema()
         return projector

@@ -147,8 +147,8 @@ def _chdb_dsn(path: str) -> str:
     return "chdb://memory" if path == ":memory:" else f"chdb://{path}"
 
 
-def open_connection(target: ClickHouseTarget) -> Connection:
-    """Connect, create the database if needed and make it the client's current one."""
+def open_connection(target: ClickHouseTarget, create_database: bool = True) -> Connection:
+    """Connect, create the database if needed (and allowed) and make it the client's current one."""
     if target.is_chdb:
         path = target.chdb_path
         if path != ":memory:":
@@ -164,7 +164,8 @@ def open_connection(target: ClickHouseTarget) -> Connection:
         database = target.database
     conn = Connection(client, target, database, host)
     try:
-        client.command(f"CREATE DATABASE IF NOT EXISTS `{database}`")
+        if create_database:
+            client.command(f"CREATE DATABASE IF NOT EXISTS `{database}`")
         client.database = database
     except Exception:
         conn.close()

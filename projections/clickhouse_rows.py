@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import Any
 
 from engram.core.pii import redact
@@ -64,8 +65,9 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 """Fact tables and their insert columns (the DDL's column order)."""
 
 
+@lru_cache(maxsize=16_384)
 def clean(text: str) -> str:
-    """Redacted text; the common case (nothing to redact) returns the input itself."""
+    """Redacted text. Cached: memory contents and reasons repeat across before/after and changes."""
     return redact(text).text if text else text
 
 
