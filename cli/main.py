@@ -144,14 +144,20 @@ def history(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id
 @cli.command()
 @click.option("--projection", type=click.Choice(["current", "clickhouse", "weaviate", "all"]), default="current",
               show_default=True, help="Which read model to drop and rebuild.")
+@click.option("--kafka", "on_kafka", is_flag=True, help="Distributed runtime: rebuild a new generation from the "
+              "beginning of the turns topic (ENGRAM_KAFKA_BOOTSTRAP, ENGRAM_KAFKA_PREFIX).")
 @click.pass_context
-def replay(ctx: click.Context, projection: str) -> None:
+def replay(ctx: click.Context, projection: str, on_kafka: bool = False) -> None:
     """Drop a projection and rebuild it from the log."""
+    if on_kafka:
+        return _worker.replay_on_kafka()
     if projection in ("clickhouse", "all"):
         replay_clickhouse(ctx.obj["data"])
-    if projection == "weaviate":
-        raise click.ClickException("replay --projection weaviate is not available in this build yet")
-    if projection == "clickhouse":
+    if projection in ("weaviate", "all") and os.environ.get("ENGRAM_WEAVIATE_URL"):
+        replay_weaviate(ctx.obj["data"])
+    elif projection == "weaviate":
+        raise click.ClickException("set ENGRAM_WEAVIATE_URL (and ENGRAM_WEAVIATE_GRPC_PORT) to rebuild Weaviate")
+    if projection in ("clickhouse", "weaviate"):
         return
     with _runtime(ctx) as runtime:
         before = runtime.store.state_hash()
@@ -160,6 +166,26 @@ def replay(ctx: click.Context, projection: str) -> None:
             after = runtime.replay(progress=bar.update)
     click.echo(f"replayed {total} events\nstate hash before: {before}\nstate hash after:  {after}")
     click.echo("identical" if before == after else "changed (the projection had drifted from the log)")
+
+
+def replay_weaviate(data: Path) -> None:
+    """Rebuild the Weaviate current-memory collections from this data folder's log."""
+    from engram.projections.rebuild import rebuild_store
+    from engram.projections.weaviate_store import WeaviateStore
+
+    with EmbeddedRuntime(data) as runtime:
+        store = WeaviateStore.connect(os.environ["ENGRAM_WEAVIATE_URL"],
+                                      int(os.environ.get("ENGRAM_WEAVIATE_GRPC_PORT", "50051")),
+                                      runtime.ctx.embedder.model_id)
+        try:
+            total = runtime.log.count()
+            with render.progress(total, "rebuilding weaviate", sys.stderr.isatty()) as bar:
+                digest = rebuild_store(store, runtime.ctx.embedder, runtime.log.scan(), bar.update)
+        finally:
+            store.close()
+        same = digest == runtime.store.state_hash()
+    click.echo(f"weaviate rebuilt from {total} events; state hash {digest}")
+    click.echo("identical to the embedded projection" if same else "differs from the embedded projection")
 
 
 @cli.command()

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from engram.projections.clickhouse_runtime import open_analytics
 from engram.projections.embedded_store import EmbeddedStore
 from engram.projections.projector import CurrentMemoryProjector
+from engram.projections.rebuild import rebuild_store
 from engram.recall.service import RecallRequest, RecallResult, RecallService
 from engram.schemas.base import Event
 from engram.schemas.events import TurnRecorded
@@ -234,13 +235,7 @@ class EmbeddedRuntime:
         """Drop the projection and rebuild it from the log; return the new state hash."""
         self.pump()
         with self._transaction():
-            self.store.clear()
-            for seq, event in self.log.scan():
-                self.projector.apply(event, seq)
-                if progress is not None:
-                    progress(1)
-            self.store.flush()
-        return self.store.state_hash()
+            return rebuild_store(self.store, self.ctx.embedder, self.log.scan(), progress)
 
     def _transaction(self) -> "_Tx":
         return _Tx(self.db, self._forget_uncommitted)
