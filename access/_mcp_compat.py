@@ -9,9 +9,9 @@ try:  # mcp >= 2
     from mcp.server.mcpserver import Context, MCPServer  # type: ignore[import-not-found, unused-ignore]
     from mcp.server.mcpserver.exceptions import ToolError  # type: ignore[import-not-found, unused-ignore]
 except ImportError:  # mcp 1.x
-    from mcp.server.fastmcp import Context  # type: ignore[no-redef, unused-ignore]
-    from mcp.server.fastmcp import FastMCP as MCPServer  # type: ignore[no-redef, unused-ignore]
-    from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef, unused-ignore]
+    from mcp.server.fastmcp import Context  # type: ignore[no-redef, attr-defined, unused-ignore]
+    from mcp.server.fastmcp import FastMCP as MCPServer  # type: ignore[no-redef, attr-defined, unused-ignore]
+    from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef, attr-defined, unused-ignore]
 
 from .auth import is_loopback
 

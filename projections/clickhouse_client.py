@@ -120,7 +120,7 @@ class _ChdbEngine:
         from clickhouse_connect.driver.exceptions import ProgrammingError
 
         with self.lock:
-            host = self.path if self.refs and self.path != path else path
+            host: str = self.path if self.refs and self.path and self.path != path else path
             try:
                 client = clickhouse_connect.get_client(dsn=_chdb_dsn(host))
             except ProgrammingError as exc:  # an engine opened outside this registry

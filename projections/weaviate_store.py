@@ -221,8 +221,8 @@ class WeaviateStore:
         for uid, (tenant, user, record, vector) in self._memories.items():
             rows.setdefault((MEMORIES, tenant), []).append(
                 (uid, self._memory_props(tenant, user, record), vector.tolist(), record.version))
-        for (collection, uid), (tenant, _user, props, vector, version) in self._other.items():
-            rows.setdefault((collection, tenant), []).append((uid, props, vector, version))
+        for (collection, uid), (tenant, _user, props, other_vector, version) in self._other.items():
+            rows.setdefault((collection, tenant), []).append((uid, props, other_vector, version))
         self._memories.clear()
         self._other.clear()
         for (collection, tenant), items in rows.items():

@@ -22,6 +22,7 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeAlias, cast
 
 from pydantic import ValidationError
 
@@ -62,7 +63,7 @@ class GuardResult:
     rejected: int = 0
 
 
-Proposal = Candidate | Mapping[str, object]
+Proposal: TypeAlias = Candidate | Mapping[str, object]
 """A typed candidate, or a raw one (LLM output, an API write) still to be whitelisted."""
 
 _BASE_IMPORTANCE: dict[MemoryType, float] = {
@@ -205,8 +206,9 @@ def _whitelist(proposal: Proposal, audits: list[Audit]) -> Candidate | None:
     if not isinstance(proposal, Mapping):
         audits.append(Audit("whitelist.invalid", "rejected", _sha(repr(proposal)), "", "not a candidate"))
         return None
-    raw_type = str(proposal.get("type", ""))
-    content = str(proposal.get("content", ""))
+    raw = cast(Mapping[str, object], proposal)
+    raw_type = str(raw.get("type", ""))
+    content = str(raw.get("content", ""))
     if raw_type not in _TYPE_VALUES:
         detail = f"type {raw_type[:40]!r} is not in the memory type whitelist"
         audits.append(Audit("whitelist.type", "rejected", _sha(content), raw_type[:64], detail))

@@ -39,9 +39,18 @@ class ProcessorContext:
 class Processor(Protocol, Generic[S]):
     """One stream processor. `consumes` lists the event types it handles."""
 
-    name: str
-    consumes: frozenset[str]
-    state_type: type[S] | None
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def consumes(self) -> frozenset[str]:
+        """The event types this processor handles."""
+        ...
+
+    @property
+    def state_type(self) -> type[S] | None:
+        """The pydantic model of its state (None for stateless processors)."""
+        ...
 
     def state_key(self, event: Event) -> str | None:
         """Key of the state this event touches; None for stateless processors."""
