@@ -119,7 +119,7 @@ class EmbeddedStore:
 
     def persona_memories(self, tenant: str, user: str) -> list[MemoryRecord]:
         index = self._index(tenant, user)
-        persona = [r for r in index.records.values() if r.layer == "L3"]
+        persona = list(index.persona.values())
         return sorted(persona, key=lambda r: (r.slot, r.memory_id))
 
     def search_memories(

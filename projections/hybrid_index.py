@@ -8,6 +8,7 @@ from collections import defaultdict
 import numpy as np
 
 from engram.core.text import terms
+from engram.core.vector_table import VectorTable
 from engram.schemas.memory import MemoryRecord
 
 BM25_K1 = 1.2
@@ -28,9 +29,9 @@ class UserIndex:
         self._vectors: dict[str, np.ndarray] = {}
         self._postings: dict[str, dict[str, int]] = defaultdict(dict)
         self._lengths: dict[str, int] = {}
-        self._matrix: np.ndarray | None = None
-        self._order: list[str] = []
+        self._table = VectorTable(dimensions)
         self._versions: dict[str, int] = {}
+        self.persona: dict[str, MemoryRecord] = {}
 
     def __len__(self) -> int:
         return len(self.records)
@@ -44,7 +45,10 @@ class UserIndex:
         if record.status != "active":
             return
         self.records[record.memory_id] = record
+        if record.layer == "L3":
+            self.persona[record.memory_id] = record
         self._vectors[record.memory_id] = vector
+        self._table.put(record.memory_id, vector)
         counts: dict[str, int] = defaultdict(int)
         doc_terms = terms(searchable_text(record))
         for term in doc_terms:
@@ -52,7 +56,6 @@ class UserIndex:
         for term, count in counts.items():
             self._postings[term][record.memory_id] = count
         self._lengths[record.memory_id] = len(doc_terms)
-        self._matrix = None
 
     def forget(self, memory_id: str) -> None:
         """Remove a deleted memory for good (a later re-creation starts from version 1)."""
@@ -63,7 +66,9 @@ class UserIndex:
         old = self.records.pop(memory_id, None)
         if old is None:
             return
+        self.persona.pop(memory_id, None)
         del self._vectors[memory_id]
+        self._table.remove(memory_id)
         del self._lengths[memory_id]
         for term in set(terms(searchable_text(old))):
             postings = self._postings.get(term)
@@ -71,7 +76,6 @@ class UserIndex:
                 postings.pop(memory_id, None)
                 if not postings:
                     del self._postings[term]
-        self._matrix = None
 
     def vector_of(self, memory_id: str) -> np.ndarray | None:
         return self._vectors.get(memory_id)
@@ -79,13 +83,11 @@ class UserIndex:
     def vector_search(self, vector: np.ndarray, limit: int) -> dict[str, float]:
         if not self.records:
             return {}
-        if self._matrix is None:
-            self._order = list(self.records)
-            self._matrix = np.stack([self._vectors[i] for i in self._order])
-        scores = self._matrix @ vector
+        scores = self._table.scores(vector)
+        ids = self._table.ids
         k = min(limit, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
-        return {self._order[i]: float(scores[i]) for i in top}
+        return {ids[i]: float(scores[i]) for i in top}
 
     def keyword_search(self, query: str, limit: int) -> dict[str, float]:
         """BM25 scores normalised to [0, 1] by the best hit."""
