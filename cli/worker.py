@@ -30,17 +30,20 @@ ROLE_CHOICES = ("processors", "extract", "consolidate", "summarize")
               help="Static group membership id: a restarted worker gets its partitions back at once.")
 @click.option("--no-create-topics", is_flag=True, help="Do not create missing topics on start.")
 @click.option("--loglevel", default="info", show_default=True)
+@click.option("--die-with-parent", is_flag=True, hidden=True, help="Stop when the parent process exits (Linux).")
 @click.pass_context
 def worker(ctx: click.Context, role: str, bootstrap: str, prefix: str, generation: int, batch_size: int,
            batch_within: float, commit_interval: float, instance_id: str | None, no_create_topics: bool,
-           loglevel: str) -> None:
+           loglevel: str, die_with_parent: bool) -> None:
     """Run a faust-streaming worker: extraction, consolidation and summaries on Kafka."""
     try:
         from engram.distributed.app import WorkerSettings
         from engram.distributed.topics import Namespace
-        from engram.distributed.worker import run_worker
+        from engram.distributed.worker import die_with_parent as arrange_exit, run_worker
     except ImportError as exc:
         raise click.ClickException(f"the distributed runtime needs the kafka extra: pip install 'engram[kafka]' ({exc})")
+    if die_with_parent:
+        arrange_exit()
     logging.basicConfig(level=loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = WorkerSettings(
         bootstrap=bootstrap, namespace=Namespace(prefix, generation), role=role, batch_size=batch_size,
@@ -48,3 +51,22 @@ def worker(ctx: click.Context, role: str, bootstrap: str, prefix: str, generatio
         datadir=Path(ctx.obj["data"]) / "faust" / f"{socket.gethostname()}-{os.getpid()}",
     )
     run_worker(settings, create_topics=not no_create_topics, loglevel=loglevel)
+
+
+def replay_on_kafka() -> None:
+    """`engram replay --kafka`: build the next generation from the turns topic and compare state hashes."""
+    try:
+        from engram.distributed.replay import next_generation, replay
+    except ImportError as exc:
+        raise click.ClickException(f"the distributed runtime needs the kafka extra: pip install 'engram[kafka]' ({exc})")
+    bootstrap = os.environ.get("ENGRAM_KAFKA_BOOTSTRAP", "127.0.0.1:9092")
+    ns = next_generation(bootstrap, os.environ.get("ENGRAM_KAFKA_PREFIX", ""))
+    click.echo(f"replaying the turns topic into generation {ns.generation} …", err=True)
+    data = Path(click.get_current_context().obj["data"])
+    data.mkdir(parents=True, exist_ok=True)
+    log_path = data / f"replay-{ns.app_id('processors')}.log"
+    click.echo(f"worker log: {log_path}", err=True)
+    report = replay(bootstrap, ns, data=data, log_path=log_path)
+    click.echo(f"replayed {report.source_records} L0 records into generation {report.generation} "
+               f"in {report.seconds:.1f}s\nstate hash before: {report.previous_hash}\nstate hash after:  {report.state_hash}")
+    click.echo("identical" if report.previous_hash == report.state_hash else "changed")

@@ -9,6 +9,7 @@ move users between partitions and break per-user order and state.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -44,30 +45,43 @@ def ensure_topics(bootstrap: str, specs: Iterable[TopicSpec], timeout: float = 3
     wanted = list(specs)
     present = admin.list_topics(timeout=timeout).topics
     report = TopicReport()
+    report.existing.extend(s.name for s in wanted if s.name in present)
     _create(admin, [s for s in wanted if s.name not in present], timeout, report)
-    existing = [s for s in wanted if s.name in present]
-    for spec in existing:
-        _check_partitions(spec, len(present[spec.name].partitions))
-    _align_configs(admin, existing, timeout)
-    report.existing.extend(s.name for s in existing)
+    counts = _partition_counts(admin, [s.name for s in wanted], timeout)
+    for spec in wanted:
+        _check_partitions(spec, counts[spec.name])
+    _align_configs(admin, [s for s in wanted if s.name in report.existing], timeout)
     return report
 
 
 def _create(admin: AdminClient, specs: list[TopicSpec], timeout: float, report: TopicReport) -> None:
-    if not specs:
-        return
     new = [NewTopic(s.name, num_partitions=s.partitions, replication_factor=-1, config=dict(s.configs))
            for s in specs]
-    futures = admin.create_topics(new, operation_timeout=timeout, request_timeout=timeout)
+    futures = admin.create_topics(new, operation_timeout=timeout, request_timeout=timeout) if new else {}
     for name, future in futures.items():
         try:
             future.result(timeout=timeout)
             report.created.append(name)
         except KafkaException as exc:
-            if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:  # another worker won the race
+            if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise
-            report.existing.append(name)
-    log.info("created topics: %s", ", ".join(report.created) or "none")
+            report.existing.append(name)  # another worker (or a test) won the race
+    if report.created:
+        log.info("created topics: %s", ", ".join(report.created))
+
+
+def _partition_counts(admin: AdminClient, names: list[str], timeout: float) -> dict[str, int]:
+    """Partition counts as the broker's metadata shows them (waiting for just-created topics to appear)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        topics = admin.list_topics(timeout=timeout).topics
+        counts = {n: len(topics[n].partitions) for n in names if n in topics and topics[n].partitions}
+        if len(counts) == len(names) or time.monotonic() > deadline:
+            missing = sorted(set(names) - set(counts))
+            if missing:
+                raise TimeoutError(f"topics not visible after creation: {', '.join(missing)}")
+            return counts
+        time.sleep(0.2)
 
 
 def _check_partitions(spec: TopicSpec, actual: int) -> None:

@@ -2,22 +2,31 @@
 
 Commit order, per batch of records (at-least-once; exactly-once mode is not used):
 
-1. `StageRunner.run_batch`: decode, skip what the key's state already applied,
+1. Compare the records with the stage's progress (`engram.distributed.progress`):
+   drop those already handled, read back any that faust skipped.
+2. `StageRunner.run_batch`: decode, skip what each key's state already applied,
    run the pure processor (no I/O).
-2. Produce every derived event and dead letter, and wait until the broker has
-   acknowledged all of them (acks=all).
-3. Write each changed key's new value (state + applied marks, one value) to the
-   table and its compacted changelog, and wait for those acknowledgements.
-4. Return: `take_events` acks the batch's records; faust's commit loop commits
-   acked offsets every `commit_interval` (after flushing its producer).
+3. Produce every derived event and dead letter (`Sink`: idempotent
+   confluent-kafka producer) and wait until the broker has acknowledged all of
+   them (acks=all).
+4. Write each changed key's new value (state + applied marks, one value), then
+   the new progress per input partition, to the table and its compacted
+   changelog (states before progress in each changelog partition), and wait for
+   those acknowledgements.
+5. Return: `take_events` acks the records; faust's commit loop commits acked
+   offsets every `commit_interval`. Those offsets only say where fetching
+   resumes; what is done is what step 4 recorded.
 
-A crash after 2 replays the batch: the state does not know it, the pure
-processor derives the same events with the same ids (harmless duplicates). A
-crash after 3 replays it too, but each key's applied marks say "done", so
-nothing is applied twice and nothing is lost. A batch is never split by
-cancellation (it runs shielded), and any I/O failure stops the worker hard
-(`on_fatal`) before the records are acked, so the supervisor's restart replays
-them.
+A crash before 4 completes replays the batch: the states do not know it, the
+pure processor derives the same events with the same ids (harmless
+duplicates). A crash after it replays nothing (progress) or, for the part of a
+batch whose states landed without their progress, skips per key (applied
+marks): nothing is applied twice and nothing is lost. A batch is never split
+by cancellation (it runs shielded), and any I/O failure stops the worker hard
+(`on_fatal`) so the restart replays it. A timer (`_tail_check`) reads back the
+last records of a quiet partition that faust committed without delivering.
+The table is faust's (memory store, restored from the changelog on start and
+on rebalance); only its writes bypass faust's producer, to be awaited in order.
 """
 
 from __future__ import annotations
@@ -37,7 +46,11 @@ from engram.schemas import topics as t
 from engram.streams.processor import ProcessorContext
 from engram.streams.topology import Stage, build_topology
 
-from .runner import BatchResult, Inbound, StageRunner
+from .gapreader import GapReader
+from .progress import Gap
+from .records import BatchResult, Inbound
+from .runner import DecodeCache, StageRunner
+from .sink import Send, Sink
 from .topics import MAX_STATE_BYTES, ROLES, Namespace
 
 log = logging.getLogger("engram.distributed.worker")
@@ -67,6 +80,8 @@ class WorkerSettings:
     recent_ids: int = 256
     standby_replicas: int = 0
     stats_interval: float = 30.0
+    tail_check: float = 2.0
+    stall_after: float = 30.0
     on_fatal: Callable[[str], None] = _exit_now
 
 
@@ -81,7 +96,7 @@ def dead_letter_owner(stages: Sequence[Stage], stage: Stage) -> Callable[[str, s
     def owns(topic: str, event_type: str | None) -> bool:
         for candidate in stages:
             reads = any(source.name == topic for source in candidate.inputs)
-            if reads and (event_type is None or event_type not in t.TOPIC_OF_TYPE
+            if reads and (event_type is None or t.TOPIC_OF_TYPE.get(event_type) != topic
                           or event_type in candidate.processor.consumes):
                 return candidate is stage
         return False
@@ -89,16 +104,18 @@ def dead_letter_owner(stages: Sequence[Stage], stage: Stage) -> Callable[[str, s
 
 
 def build_app(settings: WorkerSettings, ctx: ProcessorContext | None = None) -> faust.App:
-    """A faust app with one agent (and, if stateful, one table) per stage of the role."""
+    """A faust app with one agent and one table (state and progress) per stage of the role."""
     from engram.runtime.context import default_context
 
     ns = settings.namespace
     app = faust.App(ns.app_id(settings.role), **_app_config(settings))
     stages = stages_for(settings.role)
     context = ctx or default_context()
+    sink, decoded = Sink(settings.bootstrap), DecodeCache()
     for stage in stages:
-        runner = StageRunner(stage.processor, context, ns, dead_letter_owner(stages, stage), settings.recent_ids)
-        FaustStage(app, settings, stage, runner).install()
+        runner = StageRunner(stage.processor, context, ns, dead_letter_owner(stages, stage), settings.recent_ids,
+                             decoded=decoded)
+        FaustStage(app, settings, stage, runner, sink).install()
     return app
 
 
@@ -115,6 +132,7 @@ def _app_config(settings: WorkerSettings) -> dict[str, Any]:
         producer_acks=-1, producer_max_request_size=MAX_STATE_BYTES + 65536, producer_linger_ms=1,
         web_enabled=False, table_standby_replicas=settings.standby_replicas, stream_recovery_delay=0.0,
         worker_redirect_stdouts=False,
+        stream_wait_empty=False,  # a rebalance does not wait for buffered records: progress makes replays exact
     )
     if settings.instance_id:
         config["consumer_group_instance_id"] = settings.instance_id
@@ -122,66 +140,101 @@ def _app_config(settings: WorkerSettings) -> dict[str, Any]:
 
 
 class FaustStage:
-    """The thin adapter of one stage: records in batches to the runner, results out in commit order."""
+    """The thin adapter of one stage: batches of records to the runner, results out in the commit order.
 
-    def __init__(self, app: faust.App, settings: WorkerSettings, stage: Stage, runner: StageRunner) -> None:
-        self.app = app
-        self.settings = settings
-        self.stage = stage
-        self.runner = runner
+    One agent per stage: while one stage waits for the broker's acknowledgements, the others compute.
+    """
+
+    def __init__(self, app: faust.App, settings: WorkerSettings, stage: Stage, runner: StageRunner,
+                 sink: Sink) -> None:
+        self.app, self.settings, self.stage, self.runner, self.sink = app, settings, stage, runner, sink
         self.name = stage.processor.name
+        self.inputs = frozenset(settings.namespace.topic(x) for x in stage.inputs)
         self.table: Any = None
+        self.gaps = GapReader(settings.bootstrap)
+        self._lock = asyncio.Lock()
+        self._last_seen: dict[tuple[str, int], float] = {}
         self._last_stats = time.monotonic()
 
     def install(self) -> None:
-        ns = self.settings.namespace
-        channel = self.app.topic(*(ns.topic(s) for s in self.stage.inputs), schema=_raw_schema())
-        if self.runner.stateful:
-            changelog = self.app.topic(ns.changelog(self.settings.role, self.name), schema=_raw_schema(),
-                                       partitions=t.TURNS.partitions, compacting=True, internal=False)
-            self.table = self.app.Table(f"{self.name}-state", partitions=t.TURNS.partitions,
-                                        changelog_topic=changelog, schema=_raw_schema())
-        self.app.agent(channel, name=f"engram-{self.name}")(self._agent)
+        ns, raw = self.settings.namespace, _raw_schema()
+        changelog = self.app.topic(ns.changelog(self.settings.role, self.name), schema=raw,
+                                   partitions=t.TURNS.partitions, compacting=True, internal=False)
+        self.table = self.app.Table(f"{self.name}-state", partitions=t.TURNS.partitions,
+                                    changelog_topic=changelog, schema=raw)
+        self.app.agent(self.app.topic(*sorted(self.inputs), schema=raw), name=f"engram-{self.name}")(self._agent)
+        self.app.timer(self.settings.tail_check, name=f"engram-{self.name}-tail-check")(self._tail_check)
 
+    # -- the agent ------------------------------------------------------------------------------
     async def _agent(self, stream: Any) -> None:
         async for events in stream.take_events(self.settings.batch_size, self.settings.batch_within):
-            task = asyncio.ensure_future(self._batch(events))
+            task = asyncio.ensure_future(self._batch([_inbound(event.message) for event in events]))
             try:
                 await asyncio.shield(task)
             except asyncio.CancelledError:
                 await task  # finish the batch (outputs, then state) before take_events acks it
                 raise
 
-    async def _batch(self, events: Sequence[Any]) -> None:
+    async def _batch(self, records: list[Inbound]) -> None:
+        now = time.monotonic()
+        for r in records:
+            self._last_seen[(r.topic, r.partition)] = now
+        async with self._lock:
+            await self._guarded(records, self.runner.gaps(records, self.table.data))
+
+    async def _guarded(self, records: list[Inbound], gaps: list[Gap]) -> None:
         try:
-            records = [_inbound(event.message) for event in events]
-            store = self.table.data if self.table is not None else {}
-            result = self.runner.run_batch(records, store)
-            await self._deliver(result)
-            await self._write_state(result)
-            self._stats(result)
+            await self._handle(records, gaps)
         except Exception as exc:  # noqa: BLE001 - fail-stop: never ack a batch that was not fully handled
             log.exception("stage %s: batch failed", self.name)
             self.settings.on_fatal(f"stage {self.name}: {exc!r}")
             raise
 
-    async def _deliver(self, result: BatchResult) -> None:
-        """Step 2: derived events and dead letters, acknowledged by the broker."""
-        producer = self.app.producer
-        pending = [await producer.send(o.topic, o.key, o.value, None, None, o.headers) for o in result.outputs]
-        if pending:
-            await asyncio.gather(*pending)
-
-    async def _write_state(self, result: BatchResult) -> None:
-        """Step 3: the new state values (state + applied marks) into the table and its changelog."""
-        if not result.writes:
-            return
-        producer, changelog = self.app.producer, self.table.changelog_topic.get_topic_name()
-        pending = []
+    async def _handle(self, records: list[Inbound], gaps: list[Gap]) -> None:
+        """Steps 1-4 of the commit order."""
+        filled = await self.gaps.read(gaps) if gaps else {}
+        result = self.runner.run_batch(records, self.table.data, filled)
+        await self.sink.send_all([Send(o.topic, o.key, o.value, None, o.headers) for o in result.outputs])
+        changelog = self.table.changelog_topic.get_topic_name()
         for write in result.writes:
             self.table.data[write.key] = write.value
-            pending.append(await producer.send(changelog, write.key, write.value, write.partition, None, None))
-        await asyncio.gather(*pending)
+        await self.sink.send_all([Send(changelog, w.key, w.value, w.partition) for w in result.writes])
+        self._stats(result)
+
+    # -- the tail check ---------------------------------------------------------------------------
+    async def _tail_check(self, *_: Any) -> None:
+        """Timer: records faust committed but never delivered, with no later record to reveal the gap."""
+        if not self._steady():
+            return
+        try:
+            ends = await self._skipped_tails()
+        except Exception:  # noqa: BLE001 - a failed check is retried at the next tick
+            log.warning("stage %s: tail check failed", self.name, exc_info=True)
+            return
+        async with self._lock:
+            gaps = self.runner.tail_gaps(self.table.data, ends) if ends and self._steady() else []
+            if gaps:
+                await self._guarded([], gaps)
+
+    async def _skipped_tails(self) -> dict[tuple[str, int], int]:
+        """End offsets of quiet partitions faust committed up to the end (or that look stuck)."""
+        now = time.monotonic()
+        quiet = {(tp.topic, tp.partition): now - self._last_seen.get((tp.topic, tp.partition), 0.0)
+                 for tp in self.app.consumer.assignment() if tp.topic in self.inputs}
+        quiet = {tp: q for tp, q in quiet.items() if q >= self.settings.tail_check}
+        if not quiet:
+            return {}
+        ends = await self.gaps.ends(list(quiet))
+        committed = await self.gaps.committed(self.app.conf.id, list(quiet))
+        return {tp: end for tp, end in ends.items()
+                if committed.get(tp, -1) >= end or quiet[tp] >= self.settings.stall_after}
+
+    def _steady(self) -> bool:
+        """Tables restored and no rebalance under way (otherwise progress cannot be trusted yet)."""
+        app = self.app
+        recovery = getattr(app.tables, "recovery", None)  # faust's TableManager, not on its abstract type
+        return bool(recovery is not None and recovery.completed.is_set() and not app.rebalancing
+                    and app.flow_control.is_active() and app.consumer.assignment())
 
     def _stats(self, result: BatchResult) -> None:
         now = time.monotonic()

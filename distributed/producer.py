@@ -2,7 +2,9 @@
 
 `TurnProducer.record_turn(...)` validates the turn, stamps it into an L0
 `TurnRecorded` (the edge is the only place that reads the clock), and hands
-it to confluent-kafka's in-memory queue; it returns at once. The queue is
+it to confluent-kafka's in-memory queue; it returns at once. When a session
+has gathered enough new messages or characters for the summary trigger to
+possibly fire, a `SummaryRequested` follows the turn (the summarizer decides). The queue is
 bounded (`buffer_messages`): when it is full the turn is dropped and counted,
 never blocking the chat. An idempotent producer (acks=all) keeps broker
 retries from duplicating or reordering records; delivery callbacks, served by
@@ -16,14 +18,16 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Mapping
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Literal
 
 from confluent_kafka import KafkaError, Message, Producer
 
+from engram.core.config import DEFAULT_CONFIG, SummaryConfig
 from engram.schemas.base import Event
+from engram.schemas.events import TurnRecorded
 from engram.schemas.codec import encode
 from engram.schemas.inputs import TurnInput, summary_request_for, to_turn_event
 from engram.schemas.topics import topic_for
@@ -34,14 +38,42 @@ from .tracking import TYPE_HEADER
 log = logging.getLogger("engram.distributed.producer")
 
 
+SummaryChecks = Literal["trigger", "every_turn", "off"]
+"""When the SDK asks the summarizer to check a session: when its trigger may fire, after every turn, never."""
+
+
+class _SessionCounters:
+    """Messages and characters per session since the last summary check (bounded, least recent dropped)."""
+
+    def __init__(self, summary: SummaryConfig, limit: int = 100_000) -> None:
+        self.messages = min(summary.first_snapshot_messages, summary.new_messages)
+        self.characters = summary.new_characters
+        self.limit = limit
+        self._counts: OrderedDict[tuple[str, str, str], tuple[int, int]] = OrderedDict()
+
+    def due(self, turn: TurnRecorded, lock: threading.Lock) -> bool:
+        key = (turn.tenant_id, turn.user_id, turn.session_id)
+        with lock:
+            count, chars = self._counts.pop(key, (0, 0))
+            count, chars = count + 1, chars + len(turn.content)
+            if count >= self.messages or chars >= self.characters:
+                return True
+            self._counts[key] = (count, chars)
+            if len(self._counts) > self.limit:
+                self._counts.popitem(last=False)
+            return False
+
+
 class TurnProducer:
     """Produces L0 turns (and other edge events) to Kafka for the chat path. Thread-safe."""
 
     def __init__(self, bootstrap: str, namespace: Namespace | None = None, *, buffer_messages: int = 100_000,
-                 linger_ms: float = 5.0, summary_requests: bool = True,
+                 linger_ms: float = 5.0, summary_checks: SummaryChecks = "trigger",
+                 summary: SummaryConfig = DEFAULT_CONFIG.summary,
                  config: Mapping[str, Any] | None = None, poll_thread: bool = True) -> None:
         self.namespace = namespace or Namespace()
-        self.summary_requests = summary_requests
+        self.summary_checks = summary_checks
+        self._sessions = _SessionCounters(summary)
         self.counters: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._producer = Producer({
@@ -72,7 +104,8 @@ class TurnProducer:
             return False
         if not self.record(event):
             return False
-        if self.summary_requests:
+        if self.summary_checks == "every_turn" or (
+                self.summary_checks == "trigger" and self._sessions.due(event, self._lock)):
             self.record(summary_request_for(event))
         return True
 

@@ -11,14 +11,19 @@ import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, KafkaException, ConsumerGroupTopicPartitions, TopicPartition
+import orjson
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
 
+from engram.schemas import topics as t
 from engram.schemas.base import Event
 from engram.schemas.codec import EventDecodeError, decode
 from engram.schemas.events import MemoryChanged
 from engram.schemas.memory import MemoryRecord
 
 from .admin import admin_client
+from .app import stages_for
+from .progress import PREFIX
+from .topics import SOURCE_TOPICS, Namespace
 
 
 @dataclass(frozen=True)
@@ -98,10 +103,11 @@ def iter_topic(bootstrap: str, topic: str, timeout: float = 60.0) -> Iterator[Re
     try:
         while ends and time.monotonic() < deadline:
             for msg in consumer.consume(1000, timeout=0.5):
-                if msg.error():
+                partition, offset = msg.partition(), msg.offset()
+                if msg.error() or partition is None or offset is None:
                     continue
-                if msg.offset() + 1 >= ends.get(msg.partition(), 0):
-                    ends.pop(msg.partition(), None)
+                if offset + 1 >= ends.get(partition, 0):
+                    ends.pop(partition, None)
                 yield _record(msg)
         if ends:
             raise TimeoutError(f"could not read {topic} to its end within {timeout}s")
@@ -118,31 +124,83 @@ def _record(msg: object) -> Record:
     return Record(msg.topic(), msg.partition(), msg.offset(), msg.timestamp()[1], value, event)  # type: ignore[attr-defined]
 
 
-def wait_idle(bootstrap: str, group: str, inputs: Iterable[str], watched: Iterable[str], timeout: float = 120.0,
-              settle: float = 1.5) -> float:
-    """Wait until `group` has committed all of `inputs` and no `watched` topic grew for `settle` seconds.
+class ProgressWatcher:
+    """Follows the stage tables' changelogs: per stage and input partition, the next offset not yet done.
 
-    Returns the seconds waited; raises TimeoutError with the last lag.
+    This, not the consumer group's committed offsets, says what a worker has
+    finished (see `engram.distributed.progress`).
     """
-    inputs, watched = list(inputs), list(watched)
+
+    def __init__(self, bootstrap: str, ns: Namespace, role: str = "processors") -> None:
+        self.ns, self.role = ns, role
+        self.stages = {s.processor.name: [ns.topic(x) for x in s.inputs] for s in stages_for(role)}
+        self.done: dict[tuple[str, str, int], int] = {}
+        self._changelogs = {ns.changelog(role, stage): stage for stage in self.stages}
+        self._consumer = _consumer(bootstrap)
+        self._assigned: set[str] = set()
+
+    def _assign_new(self) -> None:
+        """Follow changelogs created after the watcher started (a worker creates them on start)."""
+        if len(self._assigned) == len(self._changelogs):
+            return
+        present = self._consumer.list_topics(timeout=10).topics
+        new = [n for n in self._changelogs if n in present and n not in self._assigned and present[n].partitions]
+        if new:
+            self._consumer.incremental_assign([TopicPartition(n, p, 0) for n in new for p in present[n].partitions])
+            self._assigned.update(new)
+
+    def poll(self, quiet: float = 0.3) -> None:
+        """Read everything the changelogs got since the last poll."""
+        self._assign_new()
+        while messages := self._consumer.consume(5000, timeout=quiet):
+            for msg in messages:
+                key, value, changelog = msg.key() or b"", msg.value(), msg.topic()
+                if msg.error() is None and key.startswith(PREFIX) and value and changelog in self._changelogs:
+                    topic, _, partition = key[len(PREFIX):].decode().partition("\x00")
+                    stage = self._changelogs[changelog]
+                    self.done[(stage, topic, int(partition))] = int(orjson.loads(value)["next"])
+
+    def behind(self, ends: dict[tuple[str, int], int]) -> int:
+        """Input records not yet done by the stages that read them, given the inputs' end offsets."""
+        return sum(max(0, end - self.done.get((stage, topic, partition), 0))
+                   for stage, topics in self.stages.items()
+                   for (topic, partition), end in ends.items() if topic in topics)
+
+    def close(self) -> None:
+        self._consumer.close()
+
+
+def wait_idle(bootstrap: str, ns: Namespace, role: str = "processors", timeout: float = 120.0,
+              settle: float = 1.5) -> float:
+    """Wait until every stage has done every input record and no derived topic grew for `settle` s.
+
+    Returns the seconds waited; raises TimeoutError saying how many records are still to do.
+    """
+    watcher = ProgressWatcher(bootstrap, ns, role)
+    inputs = sorted({topic for topics in watcher.stages.values() for topic in topics})
+    derived = [ns.topic(x) for x in t.CATALOGUE if ns.topic(x) not in inputs and x not in SOURCE_TOPICS]
     start = time.monotonic()
-    stable_since, last_marks, lag = 0.0, None, -1
-    with Probe(bootstrap) as probe:
-        while time.monotonic() - start < timeout:
-            try:
-                marks = probe.high_watermarks(watched)
-                lag = probe.lag(group, inputs)
-            except KafkaException:  # e.g. leadership of just-created topics still settling
-                marks, lag = None, -1
-            if lag == 0 and marks == last_marks:
-                stable_since = stable_since or time.monotonic()
-                if time.monotonic() - stable_since >= settle:
-                    return time.monotonic() - start
-            else:
-                stable_since = 0.0
-            last_marks = marks
-            time.sleep(0.25)
-    raise TimeoutError(f"group {group} not idle after {timeout}s (lag {lag})")
+    stable_since, last, behind = 0.0, None, -1
+    try:
+        with Probe(bootstrap) as probe:
+            while time.monotonic() - start < timeout:
+                try:
+                    watcher.poll()
+                    behind = watcher.behind(probe.high_watermarks(inputs))
+                    marks = probe.high_watermarks(derived)
+                except KafkaException:  # e.g. leadership of just-created topics still settling
+                    behind, marks = -1, None
+                if behind == 0 and marks == last:
+                    stable_since = stable_since or time.monotonic()
+                    if time.monotonic() - stable_since >= settle:
+                        return time.monotonic() - start
+                else:
+                    stable_since = 0.0
+                last = marks
+                time.sleep(0.25)
+    finally:
+        watcher.close()
+    raise TimeoutError(f"{ns.app_id(role)} not idle after {timeout}s ({behind} input records to do)")
 
 
 def unique_events(records: Iterable[Record]) -> dict[str, Event]:

@@ -27,6 +27,8 @@ from engram.schemas.topics import TOPIC_OF_TYPE, topic_for
 from engram.streams.harness import dead_letter
 from engram.streams.processor import Processor, ProcessorContext
 
+from .progress import Gap, Progress
+from .records import BatchResult, Inbound, Outbound, StateWrite
 from .topics import Namespace
 from .tracking import (
     DEFAULT_RECENT_IDS, ORIGIN_HEADER, TYPE_HEADER, Applied, Entry, Origin, decode_entry, encode_entry,
@@ -35,52 +37,9 @@ from .tracking import (
 
 log = logging.getLogger("engram.distributed.runner")
 
-Headers = Sequence[tuple[str, bytes]]
 _IDENTIFIER: TypeAdapter[str] = TypeAdapter(Identifier)
 DeadLetterOwner = Callable[[str, str | None], bool]
 """(catalogue topic, event type or None if unknown) -> True if this stage dead-letters such records."""
-
-
-@dataclass(frozen=True)
-class Inbound:
-    """One consumed Kafka record."""
-
-    topic: str
-    partition: int
-    offset: int
-    key: bytes | None
-    value: bytes | None
-    timestamp: float = 0.0
-    headers: Headers = ()
-
-    def header(self, name: str) -> bytes | None:
-        return next((v for k, v in self.headers if k == name), None)
-
-
-@dataclass(frozen=True)
-class Outbound:
-    """One record to produce (a derived event or a dead letter)."""
-
-    topic: str
-    key: bytes
-    value: bytes
-    headers: list[tuple[str, bytes]]
-
-
-@dataclass(frozen=True)
-class StateWrite:
-    """A new table value, for the changelog partition of the records that changed it."""
-
-    key: bytes
-    partition: int
-    value: bytes
-
-
-@dataclass
-class BatchResult:
-    outputs: list[Outbound] = field(default_factory=list)
-    writes: list[StateWrite] = field(default_factory=list)
-    counts: Counter[str] = field(default_factory=Counter)
 
 
 @dataclass
@@ -94,13 +53,40 @@ class _Slot:
     history: list[tuple[Origin, Event]] = field(default_factory=list)
 
 
+class DecodeCache:
+    """Decoded records by (topic, partition, offset), shared by the stages of one worker (turns are read by two).
+
+    Events are frozen, so sharing one decoded object between stages is safe; bounded, oldest dropped first.
+    """
+
+    def __init__(self, size: int = 50_000) -> None:
+        self.size = size
+        self._items: dict[tuple[str, int, int], tuple[bytes, Event | EventDecodeError]] = {}
+
+    def decode(self, record: Inbound) -> Event | EventDecodeError:
+        key = (record.topic, record.partition, record.offset)
+        value = record.value if record.value is not None else b""
+        found = self._items.get(key)
+        if found is not None and found[0] == value:
+            return found[1]
+        try:
+            event: Event | EventDecodeError = decode(value)
+        except EventDecodeError as exc:
+            event = exc
+        self._items[key] = (value, event)
+        if len(self._items) > self.size:
+            del self._items[next(iter(self._items))]
+        return event
+
+
 class StageRunner:
     """Runs one pure processor over batches of records; the runner of the distributed runtime."""
 
     def __init__(self, processor: Processor, ctx: ProcessorContext, ns: Namespace,  # type: ignore[type-arg]
                  owns_dead_letter: DeadLetterOwner, recent_ids: int = DEFAULT_RECENT_IDS,
-                 cache_size: int = 20_000) -> None:
+                 cache_size: int = 20_000, decoded: DecodeCache | None = None) -> None:
         self.processor = processor
+        self.decoded = decoded or DecodeCache()
         self.ctx = ctx
         self.ns = ns
         self.owns_dead_letter = owns_dead_letter
@@ -113,14 +99,32 @@ class StageRunner:
     def stateful(self) -> bool:
         return self.processor.state_type is not None
 
-    def run_batch(self, records: Sequence[Inbound], store: Mapping[bytes, bytes]) -> BatchResult:
-        """Handle records in order; `store` is the table (key -> encoded entry) as of the batch start."""
+    def gaps(self, records: Sequence[Inbound], store: Mapping[bytes, bytes]) -> list[Gap]:
+        """Records faust did not deliver before these (read them back and pass them as `filled`)."""
+        return Progress(store).gaps(records)
+
+    def tail_gaps(self, store: Mapping[bytes, bytes], ends: Mapping[tuple[str, int], int]) -> list[Gap]:
+        """Given idle partitions' end offsets: the records after the progress that never arrived."""
+        return Progress(store).tail_gaps(ends)
+
+    def run_batch(self, records: Sequence[Inbound], store: Mapping[bytes, bytes],
+                  filled: Mapping[tuple[str, int], Sequence[Inbound]] | None = None) -> BatchResult:
+        """Handle records in order; `store` is the table (key -> value) as of the batch start.
+
+        Records below the stage's progress are skipped; `filled` holds read-back gaps. The
+        result's writes are the changed states, then the new progress (the order they must land in).
+        """
         result = BatchResult()
         slots: dict[bytes, _Slot] = {}
-        for record in records:
+        progress = Progress(store)
+        handled = 0
+        for record in progress.ordered(records, filled or {}):
+            handled += 1
             self._one(record, store, slots, result)
+        result.counts["behind_progress"] += len(records) + sum(map(len, (filled or {}).values())) - handled
         for slot in slots.values():
             self._write(slot, result)
+        result.writes.extend(progress.writes())
         self.counters.update(result.counts)
         return result
 
@@ -148,13 +152,12 @@ class StageRunner:
         topic = self.ns.catalogue_name(record.topic) or record.topic
         hinted = record.header(TYPE_HEADER)
         hinted_type = hinted.decode(errors="replace") if hinted is not None else None
-        if hinted_type in TOPIC_OF_TYPE and hinted_type not in self.processor.consumes:
+        if TOPIC_OF_TYPE.get(hinted_type or "") == topic and hinted_type not in self.processor.consumes:
             result.counts["ignored"] += 1
             return None
-        try:
-            event = decode(record.value if record.value is not None else b"")
-        except EventDecodeError as exc:
-            self._reject(record, topic, None, str(exc), result)
+        event = self.decoded.decode(record)
+        if isinstance(event, EventDecodeError):
+            self._reject(record, topic, None, str(event), result)
             return None
         problem = _misplaced(event, topic, record.key)
         if problem is not None:

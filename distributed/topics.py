@@ -80,15 +80,13 @@ def catalogue_specs(ns: Namespace) -> list[TopicSpec]:
     return [TopicSpec(ns.topic(topic), topic.partitions, topic.kafka_configs()) for topic in t.CATALOGUE]
 
 
-def changelog_specs(ns: Namespace, role: str, stateful: tuple[str, ...]) -> list[TopicSpec]:
-    """Compacted changelogs of the stateful stages of a role, co-partitioned with the turns."""
+def changelog_specs(ns: Namespace, role: str) -> list[TopicSpec]:
+    """Compacted changelogs of a role's stage tables (state and progress), co-partitioned with the turns."""
     configs = {"cleanup.policy": "compact", "retention.ms": "-1",
                "max.message.bytes": str(MAX_STATE_BYTES), "min.compaction.lag.ms": "0"}
-    return [TopicSpec(ns.changelog(role, stage), t.TURNS.partitions, dict(configs))
-            for stage in stateful if stage in ROLES[role]]
+    return [TopicSpec(ns.changelog(role, stage), t.TURNS.partitions, dict(configs)) for stage in ROLES[role]]
 
 
-def all_specs(ns: Namespace, role: str = "processors",
-              stateful: tuple[str, ...] = ("consolidate", "summarize")) -> list[TopicSpec]:
+def all_specs(ns: Namespace, role: str = "processors") -> list[TopicSpec]:
     """The catalogue plus the changelogs of one worker role."""
-    return catalogue_specs(ns) + changelog_specs(ns, role, stateful)
+    return catalogue_specs(ns) + changelog_specs(ns, role)

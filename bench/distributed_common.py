@@ -1,0 +1,126 @@
+"""Shared pieces of the distributed benchmarks: a namespace with workers, paced producing, lag sampling."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from engram.distributed.admin import admin_client, delete_topics, ensure_topics
+from engram.distributed.producer import TurnProducer
+from engram.distributed.readback import Probe, ProgressWatcher
+from engram.distributed.replay import worker_command
+from engram.distributed.topics import Namespace, all_specs
+from engram.schemas.inputs import TurnInput
+
+DEFAULT_BOOTSTRAP = os.environ.get("ENGRAM_KAFKA_BOOTSTRAP", "127.0.0.1:9092")
+
+
+def turn_kwargs(turn: TurnInput, trace: str | None = None) -> dict[str, Any]:
+    return dict(tenant=turn.tenant, user=turn.user, agent=turn.agent, session=turn.session,
+                message_id=turn.message_id, role=turn.role, content=turn.content, ts=turn.ts,
+                metadata=turn.metadata, trace_id=trace)
+
+
+class BenchCluster:
+    """A fresh namespace, its topics, N worker processes, and a lag probe; deletes its topics at the end."""
+
+    def __init__(self, bootstrap: str, workers: int, folder: Path, worker_args: Sequence[str] = ()) -> None:
+        self.bootstrap = bootstrap
+        self.ns = Namespace(f"bench-{uuid.uuid4().hex[:8]}.")
+        ensure_topics(bootstrap, all_specs(self.ns))
+        self.folder = folder
+        self.count = workers
+        self.worker_args = list(worker_args)
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.watcher = ProgressWatcher(bootstrap, self.ns)
+        self.probe = Probe(bootstrap)
+        self.inputs = sorted({topic for topics in self.watcher.stages.values() for topic in topics})
+
+    def start(self) -> None:
+        for i in range(self.count):
+            command = worker_command(self.ns, self.bootstrap, "--instance-id", f"bench-{i}", *self.worker_args,
+                                     data=self.folder / "data")
+            with open(self.folder / f"worker-{i}.log", "ab") as log:
+                self.procs.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT))  # noqa: S603
+
+    def behind(self) -> int:
+        """Input records some stage has not finished yet (from the stages' own progress)."""
+        self.watcher.poll(quiet=0.05)
+        return self.watcher.behind(self.probe.high_watermarks(self.inputs))
+
+    def wait_caught_up(self, timeout: float, poll: float = 0.1) -> float:
+        """Seconds until nothing is behind (raises TimeoutError)."""
+        start = time.monotonic()
+        while time.monotonic() - start < timeout:
+            if self.behind() == 0:
+                return time.monotonic() - start
+            time.sleep(poll)
+        raise TimeoutError(f"workers still {self.behind()} records behind after {timeout}s")
+
+    def producer(self) -> TurnProducer:
+        return TurnProducer(self.bootstrap, self.ns)
+
+    def close(self) -> None:
+        for proc in self.procs:
+            proc.terminate()
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        self.watcher.close()
+        self.probe.close()
+        names = [n for n in admin_client(self.bootstrap).list_topics(timeout=30).topics if n.startswith(self.ns.prefix)]
+        delete_topics(self.bootstrap, names)
+
+
+def paced(count: int, rate: float, action: Callable[[int], None]) -> float:
+    """Call `action(i)` for i in range(count) at `rate` calls/s (absolute schedule); returns the seconds taken."""
+    start = time.perf_counter()
+    for i in range(count):
+        due = start + i / rate
+        delay = due - time.perf_counter()
+        if delay > 0.0005:
+            time.sleep(delay)
+        action(i)
+    return time.perf_counter() - start
+
+
+class Sampler:
+    """Samples `behind()` every `interval` seconds in a thread, keeping (elapsed, value) pairs."""
+
+    def __init__(self, probe: Callable[[], int], interval: float = 0.5) -> None:
+        self.probe, self.interval = probe, interval
+        self.samples: list[tuple[float, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Sampler:
+        self._start = time.monotonic()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.samples.append((time.monotonic() - self._start, self.probe()))
+            except Exception:  # noqa: BLE001 - a missed sample is not a result
+                continue
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
