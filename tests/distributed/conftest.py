@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,6 @@ from engram.distributed.producer import TurnProducer  # noqa: E402
 from engram.distributed.readback import read_topic, unique_events, wait_idle  # noqa: E402
 from engram.distributed.replay import worker_command  # noqa: E402
 from engram.distributed.topics import Namespace, all_specs  # noqa: E402
-from engram.schemas import topics as t  # noqa: E402
 from engram.schemas.base import Event  # noqa: E402
 from tests.distributed.helpers import DERIVED, WorkerProcess  # noqa: E402
 
@@ -57,9 +56,6 @@ class Cluster:
             found.update(unique_events(read_topic(self.bootstrap, space.topic(topic))))
         return found
 
-    def record_count(self, topic: t.Topic, ns: Namespace | None = None) -> int:
-        return len(read_topic(self.bootstrap, (ns or self.ns).topic(topic)))
-
     def logs(self) -> str:
         return "\n".join(f"--- {w.log_path.name}\n{w.tail()}" for w in self.workers)
 
@@ -75,8 +71,3 @@ def cluster(kafka_bootstrap: str, tmp_path: Path) -> Iterator[Cluster]:
         worker.stop()
     names = [n for n in admin_client(kafka_bootstrap).list_topics(timeout=30).topics if n.startswith(ns.prefix)]
     delete_topics(kafka_bootstrap, names)
-
-
-@pytest.fixture
-def on_failure_logs(cluster: Cluster) -> Callable[[], str]:
-    return cluster.logs
