@@ -18,7 +18,7 @@ from engram.core.ports import Extraction, Extractor
 from engram.core.text import char_jaccard, compact, has_cjk
 from engram.schemas.events import TurnRecorded
 from engram.schemas.memory import ASSISTANT_TYPES, SINGLE_VALUED_SLOTS, USER_TYPES, Candidate, MemoryType
-from engram.streams.rule_extractor import RuleExtractor
+from engram.streams.rule_extractor import RuleExtractor, speaker_of
 
 from .client import Answer, ModelClient
 from .parsing import json_items, load_json
@@ -27,7 +27,6 @@ from .prompts import extraction_messages
 MAX_ITEM_CHARS = 500
 _TWIN_JACCARD = 0.8
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#.'-]*")
-_SPEAKER_KEYS = ("speaker", "speaker_name")
 
 
 class AnsweredMemory(BaseModel):
@@ -87,7 +86,7 @@ def parse_memories(text: str, turn: TurnRecorded) -> tuple[tuple[Candidate, ...]
     """Candidates from an answer, and how many answered items were dropped."""
     items = json_items(load_json(text), ("memories", "items", "results", "data"))
     allowed = ASSISTANT_TYPES if turn.role == "assistant" else USER_TYPES
-    speaker = _speaker(turn)
+    speaker = speaker_of(turn)
     kept: list[Candidate] = []
     for item in items:
         candidate = _candidate(item, allowed, turn, speaker)
@@ -167,14 +166,6 @@ def same_language(source: str, content: str) -> bool:
         return True
     lowered = source.lower()
     return all(word.lower() in lowered for word in _LATIN_WORD.findall(content))
-
-
-def _speaker(turn: TurnRecorded) -> str:
-    for key in _SPEAKER_KEYS:
-        value = turn.metadata.get(key)
-        if value:
-            return value.strip()
-    return ""
 
 
 def _notes(answer: Answer[Any]) -> tuple[str, ...]:

@@ -29,7 +29,7 @@ class RuleExtractor:
         drafts = extract_drafts(turn.role, turn.content, signal)
         if not drafts:
             return _EMPTY
-        speaker = _speaker(turn)
+        speaker = speaker_of(turn)
         source = (turn.message_id,)
         return Extraction(tuple(_candidate(d, source, speaker) for d in drafts), "rule")
 
@@ -37,7 +37,8 @@ class RuleExtractor:
 _EMPTY = Extraction((), "rule")
 
 
-def _speaker(turn: TurnRecorded) -> str:
+def speaker_of(turn: TurnRecorded) -> str:
+    """The speaker's name from the turn's metadata, if the platform sent one."""
     for key in _SPEAKER_KEYS:
         value = turn.metadata.get(key)
         if value:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from engram.core.text import EN_STOPWORDS
@@ -144,3 +145,17 @@ def shorten(text: str, limit: int) -> str:
     if space > limit // 2 and not CJK.search(cut[space:]):
         cut = cut[:space]
     return cut.rstrip(_TRIM) + "…"
+
+
+Rule = tuple["re.Pattern[str]", Callable[["re.Match[str]"], "Draft | None"]]
+
+
+def first_draft(rules: Iterable[Rule], text: str) -> Draft | None:
+    """The draft of the first rule that matches `text` and accepts the match."""
+    for pattern, build in rules:
+        m = pattern.search(text)
+        if m is not None:
+            draft = build(m)
+            if draft is not None:
+                return draft
+    return None

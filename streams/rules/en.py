@@ -14,7 +14,7 @@ from collections.abc import Callable
 from engram.core.text import EN_STOPWORDS
 from engram.schemas.memory import MemoryType as T
 
-from .common import Draft, en_object, entities_in, sentences, topic_of
+from .common import Draft, first_draft, en_object, entities_in, sentences, topic_of
 from .person import third_person
 
 _I = re.IGNORECASE
@@ -316,15 +316,8 @@ def _lead(clause: str) -> str:
 
 def _match(clause: str) -> Draft | None:
     low = clause.lower()
-    for literals, pattern, build in _BY_LEAD[_lead(clause)]:
-        if not _mentions(low, literals):
-            continue
-        m = pattern.search(clause)
-        if m is not None:
-            draft = build(m)
-            if draft is not None:
-                return draft
-    return None
+    rules = ((pattern, build) for literals, pattern, build in _BY_LEAD[_lead(clause)] if _mentions(low, literals))
+    return first_draft(rules, clause)
 
 
 def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:

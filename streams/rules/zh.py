@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from engram.schemas.memory import MemoryType as T
 
-from .common import Draft, entities_in, sentences, squeeze_cjk, topic_of, zh_object
+from .common import Draft, first_draft, entities_in, sentences, squeeze_cjk, topic_of, zh_object
 
 _LEAD = re.compile(
     r"^(?:(?:其实|另外|还有|而且|并且|但是|但|不过|可是|然而|所以|因此|然后|对了|嗯+|哦|噢|啊|唉|"
@@ -241,13 +241,7 @@ def _clauses(sentence: str) -> list[str]:
 
 
 def _match(body: str) -> Draft | None:
-    for pattern, build in _RULES:
-        m = pattern.search(body)
-        if m is not None:
-            draft = build(m)
-            if draft is not None:
-                return draft
-    return None
+    return first_draft(_RULES, body)
 
 
 def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
