@@ -30,12 +30,15 @@ def turn_kwargs(turn: TurnInput, trace: str | None = None) -> dict[str, Any]:
 class BenchCluster:
     """A fresh namespace, its topics, N worker processes, and a lag probe; deletes its topics at the end."""
 
-    def __init__(self, bootstrap: str, workers: int, folder: Path, worker_args: Sequence[str] = ()) -> None:
+    def __init__(self, bootstrap: str, workers: int, folder: Path, worker_args: Sequence[str] = (),
+                 roles: Sequence[str] = ()) -> None:
+        """`roles`: one `--role` per worker process (then `workers` is ignored); default: the command's own."""
         self.bootstrap = bootstrap
         self.ns = Namespace(f"bench-{uuid.uuid4().hex[:8]}.")
         ensure_topics(bootstrap, all_specs(self.ns))
         self.folder = folder
-        self.count = workers
+        self.roles = list(roles) or [""] * workers
+        self.count = len(self.roles)
         self.worker_args = list(worker_args)
         self.procs: list[subprocess.Popen[bytes]] = []
         self.watcher = ProgressWatcher(bootstrap, self.ns)
@@ -43,9 +46,10 @@ class BenchCluster:
         self.inputs = sorted({topic for topics in self.watcher.stages.values() for topic in topics})
 
     def start(self) -> None:
-        for i in range(self.count):
-            command = worker_command(self.ns, self.bootstrap, "--instance-id", f"bench-{i}", *self.worker_args,
-                                     data=self.folder / "data")
+        for i, role in enumerate(self.roles):
+            chosen = ["--role", role] if role else []
+            command = worker_command(self.ns, self.bootstrap, "--instance-id", f"bench-{i}", *chosen,
+                                     *self.worker_args, data=self.folder / "data")
             with open(self.folder / f"worker-{i}.log", "ab") as log:
                 self.procs.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT))  # noqa: S603
 

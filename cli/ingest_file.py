@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Any
 
 import orjson
 from pydantic import ValidationError
@@ -56,15 +56,16 @@ class Tick:
         self.bar.update(n)  # type: ignore[attr-defined]
 
 
-def ingest_file(runtime: EmbeddedRuntime, path: str, show_progress: bool) -> FileIngestResult:
+def ingest_file(runtime: EmbeddedRuntime | Any, path: str, show_progress: bool, **options: Any) -> FileIngestResult:
+    """Stream the file's valid turns into `runtime.ingest` (`options`: e.g. `wait` on the distributed runtime)."""
     errors: list[str] = []
     if path == "-":
         with progress(None, "reading", show_progress, unit="B") as bar:
-            report = runtime.ingest(_turns(sys.stdin, errors, Tick(bar)))
+            report = runtime.ingest(_turns(sys.stdin, errors, Tick(bar)), **options)
         return FileIngestResult(report, errors)
     import os
 
     with open(path, encoding="utf-8", errors="replace") as stream, \
             progress(os.path.getsize(path), "ingesting", show_progress, unit="B") as bar:
-        report = runtime.ingest(_turns(stream, errors, Tick(bar)))
+        report = runtime.ingest(_turns(stream, errors, Tick(bar)), **options)
     return FileIngestResult(report, errors)

@@ -7,15 +7,17 @@ import sys
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import click
 import orjson
 
 from engram.recall.service import RecallRequest
+from engram.runtime.choice import runtime_kind
 from engram.runtime.engine import EmbeddedRuntime
-from engram.runtime.lineage import memory_lineage
 
 from . import render
+from .govern import register as register_govern
 from .ingest_file import ingest_file
 from .serve import register as register_serve
 from .sql import register as register_sql, replay_clickhouse
@@ -23,8 +25,23 @@ from .sql import register as register_sql, replay_clickhouse
 DEFAULT_DATA = Path.home() / ".engram"
 
 
-def _runtime(ctx: click.Context) -> EmbeddedRuntime:
-    return EmbeddedRuntime(ctx.obj["data"])
+def _runtime(ctx: click.Context) -> Any:
+    """The runtime ENGRAM_RUNTIME names: EmbeddedRuntime, or DistributedRuntime (same methods the CLI uses)."""
+    if _kind() == "embedded":
+        return EmbeddedRuntime(ctx.obj["data"])
+    try:
+        from engram.distributed.facade import DistributedRuntime, Endpoints
+    except ImportError as exc:
+        raise click.ClickException(f"ENGRAM_RUNTIME=distributed needs the kafka, weaviate and clickhouse extras: "
+                                   f"pip install 'engram[kafka,weaviate,clickhouse]' ({exc})")
+    return DistributedRuntime(Endpoints.from_env(ctx.obj["data"]))
+
+
+def _kind() -> str:
+    try:
+        return runtime_kind()
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
 
 
 def _emit_json(value: object) -> None:
@@ -43,11 +60,18 @@ def cli(ctx: click.Context, data: Path) -> None:
 
 @cli.command()
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--wait/--no-wait", default=True, show_default=True,
+              help="Distributed runtime: wait until the workers and projectors have applied the turns "
+                   "(the embedded runtime always processes before returning).")
 @click.pass_context
-def ingest(ctx: click.Context, file: str) -> None:
+def ingest(ctx: click.Context, file: str, wait: bool) -> None:
     """Ingest a JSONL file of turns (one per line; '-' for stdin)."""
+    options = {"wait": wait} if _kind() == "distributed" else {}
     with _runtime(ctx) as runtime:
-        result = ingest_file(runtime, file, show_progress=sys.stderr.isatty())
+        try:
+            result = ingest_file(runtime, file, show_progress=sys.stderr.isatty(), **options)
+        except TimeoutError as exc:
+            raise click.ClickException(str(exc)) from exc
     for error in result.errors:
         click.echo(f"{file}:{error}", err=True)
     click.echo(render.ingest_summary(result))
@@ -55,7 +79,7 @@ def ingest(ctx: click.Context, file: str) -> None:
         sys.exit(1)
 
 
-def _require_user(runtime: EmbeddedRuntime, tenant: str, user: str) -> None:
+def _require_user(runtime: Any, tenant: str, user: str) -> None:
     if not runtime.store.has_user(tenant, user):
         raise click.ClickException(f"no memory at all for tenant {tenant!r}, user {user!r} (unknown tenant or user)")
 
@@ -132,11 +156,11 @@ def history(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id
     """How one memory came to be: its changes back to the L0 turns."""
     with _runtime(ctx) as runtime:
         _require_user(runtime, tenant, user)
-        steps = memory_lineage(runtime.log, tenant, user, memory_id)
+        steps = runtime.lineage(tenant, user, memory_id)
     if not steps:
         raise click.ClickException(f"no memory {memory_id!r} for tenant {tenant!r}, user {user!r}")
     if as_json:
-        _emit_json([s.as_dict() for s in steps])
+        _emit_json(steps)
     else:
         click.echo(render.lineage_text(steps))
 
@@ -151,6 +175,8 @@ def replay(ctx: click.Context, projection: str, on_kafka: bool = False) -> None:
     """Drop a projection and rebuild it from the log."""
     if on_kafka:
         return _worker.replay_on_kafka()
+    if _kind() == "distributed":
+        return _worker.replay_projections(projection)
     if projection in ("clickhouse", "all"):
         replay_clickhouse(ctx.obj["data"])
     if projection in ("weaviate", "all") and os.environ.get("ENGRAM_WEAVIATE_URL"):
@@ -211,6 +237,7 @@ def demo(ctx: click.Context) -> None:
 register_serve(cli)  # engram serve, engram mcp
 from . import worker as _worker  # noqa: E402,F401  (engram worker: the distributed runtime)
 register_sql(cli)  # engram sql
+register_govern(cli)  # engram govern
 
 
 def main() -> None:

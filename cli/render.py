@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from collections.abc import Iterator
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
@@ -13,7 +14,6 @@ from engram.schemas.memory import MemoryRecord
 
 if TYPE_CHECKING:
     from engram.recall.service import RecallResult
-    from engram.runtime.lineage import LineageStep
 
     from .ingest_file import FileIngestResult
 
@@ -29,6 +29,10 @@ def progress(total: int | None, label: str, enabled: bool, unit: str = "it") -> 
 
 def ingest_summary(result: "FileIngestResult") -> str:
     r = result.report
+    if r.runtime == "distributed":
+        applied = ("not waited for (--no-wait)" if r.waited is None
+                   else f"applied by the workers and projectors in {r.waited:.1f}s")
+        return (f"produced {r.appended} turns to Kafka ({len(result.errors)} invalid lines); {applied}")
     return (
         f"ingested {r.appended} turns ({r.duplicates} already known, {len(result.errors)} invalid lines)\n"
         f"skipped {r.events.get('TurnSkipped', 0)} turns as chit-chat or too short\n"
@@ -95,16 +99,18 @@ def summary_text(snapshot: SummarySnapshotted) -> str:
     return f"{head}\n{snapshot.sections.render()}"
 
 
-def lineage_text(steps: list["LineageStep"]) -> str:
+def lineage_text(steps: list[dict[str, Any]]) -> str:
+    """Lineage steps as dicts (`LineageStep.as_dict()` embedded, `lineage_steps` from ClickHouse)."""
     lines = []
     for step in steps:
-        c = step.change
-        lines.append(f"{c.occurred_at:%Y-%m-%d %H:%M} {c.change} ({c.relation}, by {c.judge}): {c.reason}")
-        if c.before is not None and c.after is not None and c.before.content != c.after.content:
-            lines.append(f"    {c.before.content!r} -> {c.after.content!r}")
-        elif c.after is not None:
-            lines.append(f"    {c.after.content!r} [{c.after.status}]")
-        for turn in step.as_dict()["turns"]:  # type: ignore[union-attr]
+        at = datetime.fromisoformat(step["at"])
+        lines.append(f"{at:%Y-%m-%d %H:%M} {step['change']} ({step['relation']}, by {step['judge']}): {step['reason']}")
+        before, after = step["before"], step["after"]
+        if before is not None and after is not None and before != after:
+            lines.append(f"    {before!r} -> {after!r}")
+        elif after is not None:
+            lines.append(f"    {after!r} [{step['status']}]")
+        for turn in step["turns"]:
             lines.append(f"    from {turn['role']} message {turn['message_id']} in {turn['session_id']}: "
                          f"{turn['content']!r}")
     return "\n".join(lines)

@@ -19,12 +19,14 @@ import orjson
 
 from engram.projections.clickhouse import ClickHouseProjector
 from engram.projections.clickhouse_client import (
-    DATABASE_ENV, DEFAULT_DATABASE, DSN_ENV, ClickHouseTarget, chdb_target,
+    DATABASE_ENV, DEFAULT_DATABASE, DSN_ENV, ClickHouseTarget, chdb_target, configured_target,
 )
+from engram.projections.clickhouse_shared import shared_connection
 from engram.projections.clickhouse_queries import (
     QueryResult, bind, parse_params, resolve_query, run_query, shipped_queries,
 )
 from engram.projections.clickhouse_runtime import LogAnalytics, log_source
+from engram.runtime.choice import runtime_kind
 from engram.runtime.engine import EmbeddedRuntime
 from engram.runtime.log import EventLog, open_database
 
@@ -50,18 +52,29 @@ def sql(ctx: click.Context, file: str, params: tuple[str, ...], dsn: str | None,
         values = parse_params(params)
         text = path.read_text(encoding="utf-8")
         bind(text, values)
-        projector = _open(ctx.obj["data"], dsn, database)
+        distributed = runtime_kind() == "distributed"
     except KeyError as exc:
         raise click.UsageError(str(exc.args[0])) from exc
     except (FileNotFoundError, ValueError) as exc:
         raise click.UsageError(str(exc)) from exc
+    if distributed:  # the projector worker keeps it current; a chDB directory is shared under its lock
+        target = configured_target(ctx.obj["data"], dsn, database)
+        with shared_connection(target, create_database=False) as conn:
+            result = _run(conn.client, path, text, values)
+    else:
+        projector = _open(ctx.obj["data"], dsn, database)
+        try:
+            result = _run(projector.client, path, text, values)
+        finally:
+            projector.close()
+    click.echo(_json(result) if as_json else _table(result))
+
+
+def _run(client: Any, path: Path, text: str, values: dict[str, str]) -> QueryResult:
     try:
-        result = run_query(projector.client, text, values)
+        return run_query(client, text, values)
     except Exception as exc:
         raise click.ClickException(f"{path.name}: {exc}") from exc
-    finally:
-        projector.close()
-    click.echo(_json(result) if as_json else _table(result))
 
 
 def _open(data: Path, dsn: str | None, database: str) -> ClickHouseProjector:

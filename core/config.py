@@ -85,8 +85,15 @@ class GlobalConfig(_Section):
 
 
 class GovernanceConfig(_Section):
+    """Decay and eviction (formula in `engram.streams.govern`); `lifetime_days` are per-type half-lives."""
+
     evict_below_strength: float = 0.1
     protect_importance: float = 0.9
+    conflict_penalty: float = Field(default=0.5, ge=0.0, le=1.0)
+    """Strength factor of a memory in conflict with another (conflicts weaken)."""
+    archive_grace_days: float = Field(default=0.0, ge=0.0)
+    """An archived memory is deleted by the first tick later than this after its archival."""
+    default_lifetime_days: float = Field(default=365.0, gt=0.0)
     lifetime_days: dict[str, float] = Field(
         default_factory=lambda: {
             "user_preference": 365.0, "user_profile": 3650.0, "user_goal": 180.0,

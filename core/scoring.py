@@ -42,18 +42,40 @@ def contains(query_terms: tuple[str, ...], text_terms: tuple[str, ...], weight: 
     return sum(weight(t) for t in wanted.intersection(text_terms)) / total
 
 
+def match_scores(
+    query_terms: tuple[str, ...], documents: Iterable[tuple[str, ...]], weights: RecallWeights, weight: TermWeight
+) -> list[float]:
+    """`bigram·bigram_overlap + contains·contains` of each document: the same floats as
+    `bigram_overlap` and `contains` one by one, with the query's pairs and weights computed once."""
+    pairs = set(zip(query_terms, query_terms[1:]))
+    wanted = set(query_terms)
+    wanted_weight = {t: weight(t) for t in wanted}
+    total = sum(wanted_weight[t] for t in wanted)
+    out = []
+    for doc in documents:
+        overlap = len(pairs & set(zip(doc, doc[1:]))) / len(pairs) if pairs else 0.0
+        contained = sum(wanted_weight[t] for t in wanted.intersection(doc)) / total if total else 0.0
+        out.append(weights.bigram * overlap + weights.contains * contained)
+    return out
+
+
 def match_score(query: str, text: str, weights: RecallWeights, weight: TermWeight = _uniform) -> float:
     """`bigram·bigram_overlap + contains·contains`, in [0, 1]."""
     q, t = terms(query), terms(text)
     return weights.bigram * bigram_overlap(q, t) + weights.contains * contains(q, t, weight)
 
 
-def rarity_weights(documents: Iterable[tuple[str, ...]]) -> TermWeight:
-    """BM25-style inverse document frequency over the given texts' terms."""
-    docs = [set(d) for d in documents]
+def rarity_weights(documents: Iterable[tuple[str, ...]], only: Iterable[str] | None = None) -> TermWeight:
+    """BM25-style inverse document frequency over the given texts' terms.
+
+    With `only`, document frequencies are counted for those terms alone (the
+    weight of any other term is then that of a term no text has).
+    """
+    docs = list(documents)
+    counted = None if only is None else set(only)
     frequency: dict[str, int] = {}
     for doc in docs:
-        for term in doc:
+        for term in set(doc) if counted is None else counted.intersection(doc):
             frequency[term] = frequency.get(term, 0) + 1
     n = len(docs)
 

@@ -15,7 +15,9 @@ from functools import lru_cache
 _CJK_RANGES = (
     (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x3040, 0x30FF), (0xAC00, 0xD7AF),
 )
-_TOKEN_RE = re.compile(r"[a-z0-9][a-z0-9+#._'-]*|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
+_CJK_CLASS = "".join(f"\\u{lo:04x}-\\u{hi:04x}" for lo, hi in _CJK_RANGES)
+_CJK_RE = re.compile(f"[{_CJK_CLASS}]")
+_TOKEN_RE = re.compile(f"[a-z0-9][a-z0-9+#._'-]*|[{_CJK_CLASS}]+")
 _PUNCT_RE = re.compile(r"[\s\W_]+", re.UNICODE)
 
 EN_STOPWORDS = frozenset(
@@ -30,11 +32,14 @@ EN_STOPWORDS = frozenset(
 
 def is_cjk_char(ch: str) -> bool:
     code = ord(ch)
-    return any(lo <= code <= hi for lo, hi in _CJK_RANGES)
+    for lo, hi in _CJK_RANGES:
+        if lo <= code <= hi:
+            return True
+    return False
 
 
 def has_cjk(text: str) -> bool:
-    return any(is_cjk_char(ch) for ch in text)
+    return _CJK_RE.search(text) is not None
 
 
 @lru_cache(maxsize=65536)
@@ -120,5 +125,5 @@ def contains_score(query: str, text: str) -> float:
 
 def estimate_tokens(text: str) -> int:
     """Rough token count: one per CJK character, one per 4 other characters."""
-    cjk = sum(1 for ch in text if is_cjk_char(ch))
+    cjk = len(_CJK_RE.findall(text))
     return cjk + math.ceil((len(text) - cjk) / 4)

@@ -25,6 +25,8 @@ marks): nothing is applied twice and nothing is lost. A batch is never split
 by cancellation (it runs shielded), and any I/O failure stops the worker hard
 (`on_fatal`) so the restart replays it. A timer (`_tail_check`) reads back the
 last records of a quiet partition that faust committed without delivering.
+Another (`_govern`, in the stage that consumes `GovernanceTick`) is the
+governance edge: it produces ticks to the commands topic (`engram.distributed.governor`).
 The table is faust's (memory store, restored from the changelog on start and
 on rebalance); only its writes bypass faust's producer, to be awaited in order.
 """
@@ -37,16 +39,19 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import faust
 
 from engram.schemas import topics as t
+from engram.streams.govern import tick_bucket
 from engram.streams.processor import ProcessorContext
 from engram.streams.topology import Stage, build_topology
 
 from .gapreader import GapReader
+from .governor import tick_sends, user_keys
 from .progress import Gap
 from .records import BatchResult, Inbound
 from .runner import DecodeCache, StageRunner
@@ -82,6 +87,8 @@ class WorkerSettings:
     stats_interval: float = 30.0
     tail_check: float = 2.0
     stall_after: float = 30.0
+    governance_interval: float = 3600.0
+    """Seconds between governance ticks (wall clock rounded down to it); 0 disables the timer."""
     on_fatal: Callable[[str], None] = _exit_now
 
 
@@ -155,6 +162,7 @@ class FaustStage:
         self._lock = asyncio.Lock()
         self._last_seen: dict[tuple[str, int], float] = {}
         self._last_stats = time.monotonic()
+        self._last_tick: datetime | None = None
 
     def install(self) -> None:
         ns, raw = self.settings.namespace, _raw_schema()
@@ -164,6 +172,8 @@ class FaustStage:
                                     changelog_topic=changelog, schema=raw)
         self.app.agent(self.app.topic(*sorted(self.inputs), schema=raw), name=f"engram-{self.name}")(self._agent)
         self.app.timer(self.settings.tail_check, name=f"engram-{self.name}-tail-check")(self._tail_check)
+        if self.settings.governance_interval > 0 and "GovernanceTick" in self.stage.processor.consumes:
+            self.app.timer(self.settings.governance_interval, name=f"engram-{self.name}-govern")(self._govern)
 
     # -- the agent ------------------------------------------------------------------------------
     async def _agent(self, stream: Any) -> None:
@@ -228,6 +238,25 @@ class FaustStage:
         committed = await self.gaps.committed(self.app.conf.id, list(quiet))
         return {tp: end for tp, end in ends.items()
                 if committed.get(tp, -1) >= end or quiet[tp] >= self.settings.stall_after}
+
+    # -- the governance timer -----------------------------------------------------------------
+    async def _govern(self, *_: Any) -> None:
+        """Timer (an edge, so it may read the clock): one tick per user of the partitions this worker owns."""
+        if not self._steady():
+            return  # a rebalance is under way: the next interval covers these users
+        as_of = tick_bucket(datetime.now(timezone.utc), self.settings.governance_interval)
+        if as_of == self._last_tick:
+            return
+        owned = frozenset(tp.partition for tp in self.app.consumer.assignment() if tp.topic in self.inputs)
+        sends = tick_sends(user_keys(list(self.table.data.keys()), owned, t.TURNS.partitions),
+                           self.settings.namespace, as_of)
+        try:
+            await self.sink.send_all(sends)
+        except Exception:  # noqa: BLE001 - the next interval's ticks cover these users
+            log.warning("stage %s: governance ticks not sent", self.name, exc_info=True)
+            return
+        self._last_tick = as_of
+        log.info("stage %s: %d governance tick(s) as of %s", self.name, len(sends), as_of.isoformat())
 
     def _steady(self) -> bool:
         """Tables restored and no rebalance under way (otherwise progress cannot be trusted yet)."""

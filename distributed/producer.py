@@ -75,6 +75,8 @@ class TurnProducer:
         self.summary_checks = summary_checks
         self._sessions = _SessionCounters(summary)
         self.counters: Counter[str] = Counter()
+        self.delivered: dict[tuple[str, int], int] = {}
+        """(topic, partition) -> the offset after the last acknowledged record (what to wait for)."""
         self._lock = threading.Lock()
         self._producer = Producer({
             "bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",
@@ -128,7 +130,11 @@ class TurnProducer:
     # -- delivery --------------------------------------------------------------------------
     def _delivered(self, err: KafkaError | None, msg: Message) -> None:
         if err is None:
-            self._count("sent")
+            tp, offset = (msg.topic(), msg.partition()), msg.offset()
+            with self._lock:
+                self.counters["sent"] += 1
+                if offset is not None and offset + 1 > self.delivered.get(tp, 0):  # type: ignore[arg-type]
+                    self.delivered[tp] = offset + 1  # type: ignore[index]
         else:
             self._count("failed")
             log.warning("delivery to %s failed: %s", msg.topic(), err)

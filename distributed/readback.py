@@ -132,10 +132,13 @@ class ProgressWatcher:
     """
 
     def __init__(self, bootstrap: str, ns: Namespace, role: str = "processors") -> None:
+        """`role="any"` follows each stage whichever role runs it: all processors, or the stage alone."""
         self.ns, self.role = ns, role
-        self.stages = {s.processor.name: [ns.topic(x) for x in s.inputs] for s in stages_for(role)}
+        self.stages = {s.processor.name: [ns.topic(x) for x in s.inputs]
+                       for s in stages_for("processors" if role == "any" else role)}
         self.done: dict[tuple[str, str, int], int] = {}
-        self._changelogs = {ns.changelog(role, stage): stage for stage in self.stages}
+        roles = (lambda stage: ("processors", stage)) if role == "any" else (lambda stage: (role,))
+        self._changelogs = {ns.changelog(r, stage): stage for stage in self.stages for r in roles(stage)}
         self._consumer = _consumer(bootstrap)
         self._assigned: set[str] = set()
 
@@ -157,8 +160,8 @@ class ProgressWatcher:
                 key, value, changelog = msg.key() or b"", msg.value(), msg.topic()
                 if msg.error() is None and key.startswith(PREFIX) and value and changelog in self._changelogs:
                     topic, _, partition = key[len(PREFIX):].decode().partition("\x00")
-                    stage = self._changelogs[changelog]
-                    self.done[(stage, topic, int(partition))] = int(orjson.loads(value)["next"])
+                    slot = (self._changelogs[changelog], topic, int(partition))
+                    self.done[slot] = max(self.done.get(slot, 0), int(orjson.loads(value)["next"]))
 
     def behind(self, ends: dict[tuple[str, int], int]) -> int:
         """Input records not yet done by the stages that read them, given the inputs' end offsets."""

@@ -73,8 +73,9 @@ def worker_command(ns: Namespace, bootstrap: str, *extra: str, data: Path | None
     launcher = [str(script)] if script.exists() else [
         sys.executable, "-c", "import sys; from engram.cli.main import main; sys.argv[0] = 'engram'; main()"]
     options = ["--data", str(data)] if data is not None else []
+    role = [] if "--role" in extra else ["--role", "processors"]
     return [*launcher, *options, "worker", "--bootstrap", bootstrap, "--prefix", ns.prefix,
-            "--generation", str(ns.generation), "--die-with-parent", *extra]
+            "--generation", str(ns.generation), "--die-with-parent", *role, *extra]
 
 
 def replay(bootstrap: str, ns: Namespace, *, timeout: float = 3600.0, log_path: Path | None = None,
@@ -84,7 +85,7 @@ def replay(bootstrap: str, ns: Namespace, *, timeout: float = 3600.0, log_path: 
     source_records = sum(high_watermarks(bootstrap, [ns.topic(t.TURNS), ns.topic(t.COMMANDS)]).values())
     started = time.monotonic()
     with open(log_path or os.devnull, "ab") as log:
-        command = worker_command(ns, bootstrap, data=data)
+        command = worker_command(ns, bootstrap, "--governance-interval", "0", data=data)
         worker = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603
         try:
             wait_idle(bootstrap, ns, timeout=timeout)

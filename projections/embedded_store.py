@@ -129,7 +129,7 @@ class EmbeddedStore:
         dense = index.vector_search(vector, limit)
         sparse = index.keyword_search(query, limit)
         hits = [
-            SearchHit(index.records[i], dense.get(i, 0.0), sparse.get(i, 0.0), index.vector_of(i))
+            SearchHit(index.records[i], dense.get(i, 0.0), sparse.get(i, 0.0), index.vector_of(i), index.terms[i])
             for i in set(dense) | set(sparse)
         ]
         hits.sort(key=lambda h: (-(h.vector_score + h.keyword_score), h.record.memory_id))

@@ -27,6 +27,8 @@ class SearchHit:
     vector_score: float
     keyword_score: float
     vector: np.ndarray | None = None
+    terms: tuple[str, ...] | None = None
+    """`terms(searchable_text(record))` when the store keeps them (spares the scorer re-tokenising)."""
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,19 @@ def tenant_name(tenant: str) -> str:
     return "h-" + hashlib.sha1(tenant.encode("utf-8")).hexdigest()
 
 
+def collection_prefix(namespace: str) -> str:
+    """A valid collection-name prefix for a deployment namespace ("" stays ""): "test-3f.a" -> "Test3fA".
+
+    Weaviate class names are letters and digits starting with a capital; each
+    namespace gets its own six collections, so tests and rebuilds never mix.
+    """
+    words = [w for w in re.split(r"[^A-Za-z0-9]+", namespace) if w]
+    joined = "".join(w[:1].upper() + w[1:] for w in words)
+    if joined and not joined[0].isalpha():
+        joined = "N" + joined
+    return joined
+
+
 def object_id(kind: str, tenant: str, user: str, *key: str) -> str:
     """Deterministic object uuid: replays and duplicates overwrite, never add."""
     return stable_id("weaviate", kind, tenant, user, *key)

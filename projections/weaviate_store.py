@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
@@ -23,12 +24,15 @@ from engram.schemas.memory import GlobalCard, MemoryRecord
 
 from .hybrid_index import searchable_text
 from .ports import RecentTurn, SearchHit, canonical_hash, check_owner
-from .weaviate_schema import CARDS, COLLECTIONS, MEMORIES, SESSIONS, SUMMARIES, TURNS, USERS, collection_specs, \
-    object_id, tenant_name
+from .weaviate_schema import CARDS, COLLECTIONS, MEMORIES, SESSIONS, SUMMARIES, TURNS, USERS, collection_prefix, \
+    collection_specs, object_id, tenant_name
 
 log = logging.getLogger("engram.weaviate")
+_MARKERS = frozenset({USERS, SESSIONS})
 PAGE = 1000
 MAX_BUFFERED = 2000
+WRITE_CHUNK = 500
+MAX_MARKERS = 200_000
 """Buffered writes beyond this are flushed at once (the buffer is bounded)."""
 
 
@@ -41,16 +45,22 @@ def _wvc() -> Any:
 class WeaviateStore:
     """Current memory in Weaviate behind the same port as the embedded store."""
 
-    def __init__(self, client: Any, embedding_model: str = "") -> None:
+    parallel_reads = True
+    """Reads are network round trips: RecallService overlaps its independent ones (thread-safe client)."""
+
+    def __init__(self, client: Any, embedding_model: str = "", prefix: str = "") -> None:
         self._client = client
+        self.prefix = collection_prefix(prefix)
         self._wvc = _wvc()
         self._embedding_model = embedding_model
         self._memories: dict[str, tuple[str, str, MemoryRecord, np.ndarray]] = {}
         self._other: dict[tuple[str, str], tuple[str, str, dict[str, Any], list[float] | None, int]] = {}
+        self._markers_written: set[str] = set()
+        self._searches = ThreadPoolExecutor(2, thread_name_prefix="engram-weaviate-search")
         self.ensure_collections()
 
     @classmethod
-    def connect(cls, url: str, grpc_port: int = 50051, embedding_model: str = "") -> "WeaviateStore":
+    def connect(cls, url: str, grpc_port: int = 50051, embedding_model: str = "", prefix: str = "") -> "WeaviateStore":
         import weaviate
         from urllib.parse import urlsplit
 
@@ -59,19 +69,20 @@ class WeaviateStore:
             http_host=parts.hostname or "127.0.0.1", http_port=parts.port or 8080, http_secure=False,
             grpc_host=parts.hostname or "127.0.0.1", grpc_port=grpc_port, grpc_secure=False,
             skip_init_checks=True)
-        return cls(client, embedding_model)
+        return cls(client, embedding_model, prefix)
 
     def close(self) -> None:
+        self._searches.shutdown(wait=False)
         self._client.close()
 
     def ensure_collections(self) -> None:
         existing = set(self._client.collections.list_all(simple=True))
         for name, spec in collection_specs(self._wvc).items():
-            if name not in existing:
-                self._client.collections.create(name, **spec)
+            if self.prefix + name not in existing:
+                self._client.collections.create(self.prefix + name, **spec)
 
     def _tenant(self, collection: str, tenant: str) -> Any:
-        return self._client.collections.get(collection).with_tenant(tenant_name(tenant))
+        return self._client.collections.get(self.prefix + collection).with_tenant(tenant_name(tenant))
 
     def _where(self, tenant: str, user: str, **equal: Any) -> Any:
         flt = self._wvc.query.Filter
@@ -117,18 +128,24 @@ class WeaviateStore:
         self.flush()
         where = self._where(tenant, user, status="active")
         meta = self._wvc.query.MetadataQuery
+        coll = self._tenant(MEMORIES, tenant)
+        words = " ".join(terms(query))
+        # only the record blob comes back: the other properties would double the transfer and decode time;
+        # the keyword search runs on a second thread while this one waits for the vector search
+        sparse = self._searches.submit(
+            lambda: coll.query.bm25(query=words, query_properties=["search_text"], limit=limit, filters=where,
+                                    include_vector=True, return_properties=["record"],
+                                    return_metadata=meta(score=True)).objects) if words else None
         try:
-            coll = self._tenant(MEMORIES, tenant)
             dense = coll.query.near_vector(near_vector=np.asarray(vector).tolist(), limit=limit, filters=where,
-                                           include_vector=True, return_metadata=meta(distance=True)).objects
-            words = " ".join(terms(query))
-            sparse = coll.query.bm25(query=words, query_properties=["search_text"], limit=limit, filters=where,
-                                     include_vector=True, return_metadata=meta(score=True)).objects if words else []
+                                           include_vector=True, return_properties=["record"],
+                                           return_metadata=meta(distance=True)).objects
+            keyword = sparse.result() if sparse is not None else []
         except Exception as exc:
             if _unknown_tenant(exc):
                 return []
             raise
-        return _fuse(dense, sparse)
+        return _fuse(dense, keyword)
 
     # -- summaries, cards, turns, users -----------------------------------------------
     def upsert_summary(self, tenant: str, user: str, snapshot: SummarySnapshotted) -> bool:
@@ -207,6 +224,8 @@ class WeaviateStore:
 
     # -- buffering -------------------------------------------------------------------------
     def _queue(self, collection: str, tenant: str, user: str, uid: str, props: dict[str, Any], version: int) -> None:
+        if collection in _MARKERS and uid in self._markers_written:
+            return  # a user or session marker never changes once written: one write, not one per turn
         queued = self._other.get((collection, uid))
         if queued is None or queued[4] <= version:
             self._other[(collection, uid)] = (tenant, user, props, None, version)
@@ -235,12 +254,18 @@ class WeaviateStore:
         if not items:
             return
         coll = self._tenant(collection, tenant)
-        with coll.batch.fixed_size(batch_size=200) as batch:
-            for uid, props, vector, _version in items:
-                batch.add_object(properties=props, uuid=uid, vector=vector)
-        failed = coll.batch.failed_objects
-        if failed:
-            raise RuntimeError(f"weaviate rejected {len(failed)} {collection} objects: {failed[0].message}")
+        data_object = self._wvc.data.DataObject
+        for start in range(0, len(items), WRITE_CHUNK):  # one synchronous gRPC batch (an upsert by uuid) each
+            chunk = [data_object(properties=props, uuid=uid, vector=vector)
+                     for uid, props, vector, _version in items[start:start + WRITE_CHUNK]]
+            result = coll.data.insert_many(chunk)
+            if result.errors:
+                first = next(iter(result.errors.values()))
+                raise RuntimeError(f"weaviate rejected {len(result.errors)} {collection} objects: {first.message}")
+        if collection in _MARKERS:
+            if len(self._markers_written) > MAX_MARKERS:
+                self._markers_written.clear()
+            self._markers_written.update(uid for uid, *_ in items)
 
     def _stored_versions(self, collection: str, tenant: str, uids: list[str]) -> dict[str, int]:
         flt = self._wvc.query.Filter
@@ -295,14 +320,20 @@ class WeaviateStore:
     def forget_cache(self) -> None:
         self._memories.clear()
         self._other.clear()
+        self._markers_written.clear()
 
     def clear(self) -> None:
         """Drop every Engram collection (a rebuild recreates them)."""
         self.forget_cache()
-        for name in COLLECTIONS:
-            if self._client.collections.exists(name):
-                self._client.collections.delete(name)
+        self.drop()
         self.ensure_collections()
+
+    def drop(self) -> None:
+        """Delete this store's collections (every tenant's objects with them)."""
+        self.forget_cache()
+        for name in COLLECTIONS:
+            if self._client.collections.exists(self.prefix + name):
+                self._client.collections.delete(self.prefix + name)
 
     def state_hash(self) -> str:
         """The same canonical hash as the embedded store, over every tenant."""
@@ -324,7 +355,7 @@ class WeaviateStore:
             yield (p["tenant_id"], p["user_id"], *(p[f] for f in fields))
 
     def _everything(self, collection: str) -> Iterable[dict[str, Any]]:
-        coll = self._client.collections.get(collection)
+        coll = self._client.collections.get(self.prefix + collection)
         for tenant in coll.tenants.get():
             for obj in coll.with_tenant(tenant).iterator():
                 yield obj.properties
@@ -332,16 +363,18 @@ class WeaviateStore:
 
 def _fuse(dense: list[Any], sparse: list[Any]) -> list[SearchHit]:
     records: dict[str, tuple[MemoryRecord, np.ndarray | None]] = {}
+    by_uuid: dict[Any, MemoryRecord] = {}  # an object found by both searches is decoded once
     vector_score: dict[str, float] = {}
     keyword_score: dict[str, float] = {}
     for obj in dense:
-        record = MemoryRecord.model_validate_json(obj.properties["record"])
+        record = by_uuid[obj.uuid] = MemoryRecord.model_validate_json(obj.properties["record"])
         records[record.memory_id] = (record, _vector(obj))
         vector_score[record.memory_id] = 1.0 - float(obj.metadata.distance or 0.0)
     top = max((float(o.metadata.score or 0.0) for o in sparse), default=0.0) or 1.0
     for obj in sparse:
-        record = MemoryRecord.model_validate_json(obj.properties["record"])
-        records.setdefault(record.memory_id, (record, _vector(obj)))
+        record = by_uuid.get(obj.uuid) or MemoryRecord.model_validate_json(obj.properties["record"])
+        if record.memory_id not in records:
+            records[record.memory_id] = (record, _vector(obj))
         keyword_score[record.memory_id] = float(obj.metadata.score or 0.0) / top
     hits = [SearchHit(rec, vector_score.get(i, 0.0), keyword_score.get(i, 0.0), vec)
             for i, (rec, vec) in records.items()]

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 from datetime import datetime
 
 from engram.core.config import EngramConfig
 from engram.core.embedding import Embedder, cosine, embed_text
-from engram.core.scoring import bigram_overlap, combined_score, contains, decay_factor, rarity_weights
+from engram.core.scoring import combined_score, decay_factor, match_scores, rarity_weights
 from engram.core.text import estimate_tokens, terms
 from engram.projections.hybrid_index import searchable_text
 from engram.projections.ports import MemoryStore, SearchHit
@@ -72,6 +75,25 @@ class _Deadline:
         return self.elapsed_ms() > self.ms
 
 
+class _Reads:
+    """The independent store reads of one recall. On a store over the network (`parallel_reads`) they
+    all start at once on a thread pool and overlap their round trips; on an in-process store each runs
+    when asked."""
+
+    def __init__(self, store: MemoryStore, req: RecallRequest, recent_limit: int,
+                 pool: ThreadPoolExecutor | None) -> None:
+        t, u, s = req.tenant, req.user, req.session
+        self._calls: dict[str, Callable[[], Any]] = {
+            "cards": lambda: store.list_cards(t, u), "persona": lambda: store.persona_memories(t, u),
+            "summary": lambda: store.latest_summary(t, u, s), "recent": lambda: store.recent_turns(t, u, s, recent_limit),
+        }
+        self._futures = {name: pool.submit(call) for name, call in self._calls.items()} if pool else {}
+
+    def get(self, name: str) -> Any:
+        future = self._futures.get(name)
+        return future.result() if future is not None else self._calls[name]()
+
+
 class RecallService:
     """Assembles memory context from a MemoryStore with the shared scorer."""
 
@@ -80,6 +102,8 @@ class RecallService:
         self.embedder = embedder
         self.config = config
         self.failures = 0
+        self._pool = ThreadPoolExecutor(4, thread_name_prefix="engram-recall") \
+            if getattr(store, "parallel_reads", False) else None
 
     def safe_recall(self, request: RecallRequest) -> RecallResult:
         """`recall`, but a failure is logged and counted and yields an empty context."""
@@ -100,12 +124,13 @@ class RecallService:
         retrieved: list[str] = []
         recent: list[dict[str, str]] = []
         if request.memory_enabled:
+            reads = _Reads(self.store, request, 2 * self.config.recall.recent_rounds + 1, self._pool)
             for stage in (self._global, self._long_term, self._summary):
                 if deadline.passed():
                     break
-                stage(request, gathered, retrieved)
+                stage(request, gathered, retrieved, reads)
             if not deadline.passed():
-                recent = self._recent(request)
+                recent = self._recent(request, reads)
         retrieval_ms = deadline.elapsed_ms()
         build_start = time.perf_counter()
         items = self._within_budget(gathered, request)
@@ -117,8 +142,8 @@ class RecallService:
                             observation, retrieved)
 
     # -- stages -------------------------------------------------------------------
-    def _global(self, req: RecallRequest, out: list[RecalledItem], retrieved: list[str]) -> None:
-        cards = self.store.list_cards(req.tenant, req.user)
+    def _global(self, req: RecallRequest, out: list[RecalledItem], retrieved: list[str], reads: _Reads) -> None:
+        cards = reads.get("cards")
         for chosen in select_cards(cards, req.agent, req.question, embedder=self.embedder,
                                    config=self.config.global_memory):
             retrieved.append(chosen.card.card_id)
@@ -126,16 +151,17 @@ class RecallService:
             out.append(RecalledItem("global", chosen.card.card_id, text, chosen.score,
                                     estimate_tokens(text), details={"reason": chosen.reason}))
 
-    def _long_term(self, req: RecallRequest, out: list[RecalledItem], retrieved: list[str]) -> None:
+    def _long_term(self, req: RecallRequest, out: list[RecalledItem], retrieved: list[str], reads: _Reads) -> None:
         cfg = self.config.recall
-        persona = self.store.persona_memories(req.tenant, req.user)
         vector = embed_text(self.embedder, req.question)
         hits = self.store.search_memories(req.tenant, req.user, req.question, vector, cfg.candidate_limit)
+        persona = reads.get("persona")
         retrieved.extend(r.memory_id for r in persona)
         retrieved.extend(h.record.memory_id for h in hits)
         persona_ids = {r.memory_id for r in persona}
         found = [h for h in hits if h.keyword_score > 0 or h.vector_score >= cfg.semantic_match_cosine]
-        scores = self._scores(req, [h.record for h in found] + persona)
+        known = {h.record.memory_id: h.terms for h in found if h.terms is not None}
+        scores = self._scores(req, [h.record for h in found] + persona, known)
         for record in persona:
             out.append(self._item("persona", record, scores[record.memory_id]))
         chosen: list[SearchHit] = []
@@ -149,21 +175,20 @@ class RecallService:
                 break
         out.extend(self._item("memory", h.record, scores[h.record.memory_id], req) for h in chosen)
 
-    def _scores(self, req: RecallRequest, records: list[MemoryRecord]) -> dict[str, float]:
+    def _scores(self, req: RecallRequest, records: list[MemoryRecord],
+                known_terms: dict[str, tuple[str, ...]] | None = None) -> dict[str, float]:
         """The shared scorer, with match scaled to the best candidate.
 
         Term rarity is measured among these candidates, so the scorer needs no
         corpus statistics from the store (any back end gives the same scores).
+        `known_terms` are records' terms the store already had.
         """
         cfg = self.config.recall
-        documents = {r.memory_id: terms(searchable_text(r)) for r in records}
-        weight = rarity_weights(documents.values())
+        known = known_terms or {}
+        documents = {r.memory_id: known.get(r.memory_id) or terms(searchable_text(r)) for r in records}
         question = terms(req.question)
-        matches = {
-            memory_id: cfg.weights.bigram * bigram_overlap(question, doc)
-            + cfg.weights.contains * contains(question, doc, weight)
-            for memory_id, doc in documents.items()
-        }
+        weight = rarity_weights(documents.values(), only=question)
+        matches = dict(zip(documents, match_scores(question, documents.values(), cfg.weights, weight)))
         best = max(matches.values(), default=0.0) or 1.0
         return {
             r.memory_id: combined_score(matches[r.memory_id] / best,
@@ -193,8 +218,8 @@ class RecallService:
                 notes.append(f"{other.content} ({other.last_seen_at:%Y-%m-%d})")
         return " vs ".join(notes) if len(notes) > 1 else ""
 
-    def _summary(self, req: RecallRequest, out: list[RecalledItem], retrieved: list[str]) -> None:
-        snapshot = self.store.latest_summary(req.tenant, req.user, req.session)
+    def _summary(self, req: RecallRequest, out: list[RecalledItem], retrieved: list[str], reads: _Reads) -> None:
+        snapshot = reads.get("summary")
         if snapshot is None:
             return
         retrieved.append(snapshot.summary_id)
@@ -203,9 +228,9 @@ class RecallService:
                                 snapshot.source_message_ids, snapshot.occurred_at,
                                 details={"version": snapshot.version}))
 
-    def _recent(self, req: RecallRequest) -> list[dict[str, str]]:
+    def _recent(self, req: RecallRequest, reads: _Reads) -> list[dict[str, str]]:
         limit = 2 * self.config.recall.recent_rounds
-        turns = self.store.recent_turns(req.tenant, req.user, req.session, limit + 1)
+        turns = reads.get("recent")
         turns = [t for t in turns if t.message_id != req.message_id][-limit:]
         return [{"role": t.role, "content": t.content} for t in turns]
 

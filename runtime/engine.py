@@ -23,9 +23,10 @@ from engram.projections.embedded_store import EmbeddedStore
 from engram.projections.projector import CurrentMemoryProjector
 from engram.projections.rebuild import rebuild_store
 from engram.recall.service import RecallRequest, RecallResult, RecallService
-from engram.schemas.base import Event
-from engram.schemas.events import TurnRecorded
+from engram.schemas.base import Event, utc
+from engram.schemas.events import MemoryChanged, TurnRecorded
 from engram.schemas.inputs import TurnInput, summary_request_for, to_turn_event
+from engram.streams.govern import governance_tick
 from engram.streams.harness import dead_letter
 from engram.streams.processor import Processor, ProcessorContext
 from engram.streams.topology import build_topology
@@ -45,6 +46,20 @@ class IngestReport:
     appended: int = 0
     duplicates: int = 0
     events: Counter[str] = field(default_factory=Counter)
+    runtime: str = "embedded"
+    waited: float | None = None
+    """Distributed runtime: seconds until workers and projectors had applied the turns (None: not waited)."""
+
+
+@dataclass
+class GovernReport:
+    """What one governance pass did: ticks appended (one per user) and memories evicted."""
+
+    as_of: datetime
+    users: int = 0
+    ticks: int = 0
+    archived: int = 0
+    deleted: int = 0
 
 
 class EmbeddedRuntime:
@@ -122,6 +137,32 @@ class EmbeddedRuntime:
         if report is not None:
             report.events.update(counts)
         return len(appended)
+
+    def govern(self, as_of: datetime | None = None) -> GovernReport:
+        """Edge (the governance timer): one GovernanceTick per known user, processed at once.
+
+        The clock is read here, at the edge, only when `as_of` is not given; the
+        processors take the time from the ticks.
+        """
+        stamp = utc(as_of) if as_of is not None else datetime.now(timezone.utc)
+        self.pump()
+        users = self.known_users()
+        start = self.log.last_seq()
+        report = GovernReport(stamp, users=len(users))
+        report.ticks = self.append([governance_tick(tenant, user, stamp) for tenant, user in users])
+        for _, event in self.log.scan(after=start, types=("MemoryChanged",)):
+            if isinstance(event, MemoryChanged) and event.relation == "decay":
+                report.archived += event.change == "archived"
+                report.deleted += event.change == "deleted"
+        return report
+
+    def known_users(self) -> list[tuple[str, str]]:
+        """(tenant, user) of every user some governed processor holds state for, sorted."""
+        names = sorted({p.name for p in self._routes.get("GovernanceTick", ())})
+        marks = ",".join("?" * len(names))
+        rows = self.db.execute(
+            f"SELECT DISTINCT key FROM log_state WHERE processor IN ({marks}) ORDER BY key", names).fetchall()
+        return [(tenant, user) for tenant, _, user in (row[0].partition("/") for row in rows)]
 
     # -- processing ---------------------------------------------------------------
     def pump(self, progress: Progress | None = None, counts: Counter[str] | None = None) -> int:
@@ -229,6 +270,12 @@ class EmbeddedRuntime:
             log.exception("could not log recall %s", result.observation.recall_id)
             self.counters["failed.recall_observation"] += 1
         return result
+
+    def lineage(self, tenant: str, user: str, memory_id: str) -> list[dict[str, object]]:
+        """The memory's changes back to the L0 turns, from the log (one dict per change)."""
+        from .lineage import memory_lineage
+
+        return [step.as_dict() for step in memory_lineage(self.log, tenant, user, memory_id)]
 
     # -- rebuild -----------------------------------------------------------------
     def replay(self, progress: Progress | None = None) -> str:

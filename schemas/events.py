@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Literal, Union
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from .base import Event, Frozen, Identifier
+from .base import Event, Frozen, Identifier, utc
 from .memory import Candidate, GlobalCard, MemoryRecord, MemoryType, Role, SummarySections
 
 MAX_CONTENT_CHARS = 32_000
@@ -201,6 +202,25 @@ class CorrectionRequested(Event):
     content: str = Field(min_length=1, max_length=2000)
 
 
+class GovernanceTick(Event):
+    """Timer edge: "govern this user's memories as of `as_of`" (decay, archive, delete).
+
+    Processors never read the clock, so the governance timer (or `engram govern`)
+    stamps the time here. `occurred_at` equals `as_of`, and the id derives from
+    tenant, user and `as_of` (see `engram.streams.govern.governance_tick`), so two
+    timers, or a restarted one, emitting the same bucket emit the same event.
+    """
+
+    type: Literal["GovernanceTick"] = "GovernanceTick"
+    schema_version: Literal[1] = 1
+    as_of: datetime
+
+    @field_validator("as_of")
+    @classmethod
+    def _as_of_utc(cls, value: datetime) -> datetime:
+        return utc(value)
+
+
 LLMTask = Literal["extract", "judge", "summarize", "embed"]
 LLMOutcome = Literal["ok", "retried", "fallback", "error"]
 
@@ -245,7 +265,7 @@ AnyEvent = Annotated[
         TurnRecorded, SummaryRequested, TurnSkipped, MemoryProposed, GuardFired,
         MemoryChanged, SummarySnapshotted, GlobalCardSaved, GlobalCardDeleted,
         RecallServed, FeedbackGiven, ForgetRequested, PinRequested,
-        CorrectionRequested, DeadLettered, LLMCallRecorded,
+        CorrectionRequested, DeadLettered, LLMCallRecorded, GovernanceTick,
     ],
     Field(discriminator="type"),
 ]
@@ -256,7 +276,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         TurnRecorded, SummaryRequested, TurnSkipped, MemoryProposed, GuardFired,
         MemoryChanged, SummarySnapshotted, GlobalCardSaved, GlobalCardDeleted,
         RecallServed, FeedbackGiven, ForgetRequested, PinRequested,
-        CorrectionRequested, DeadLettered, LLMCallRecorded,
+        CorrectionRequested, DeadLettered, LLMCallRecorded, GovernanceTick,
     )
 }
 

@@ -39,8 +39,8 @@ SUMMARIES = Topic("engram.summaries", ("SummarySnapshotted",),
                   description="versioned session summaries")
 COMMANDS = Topic("engram.commands",
                  ("GlobalCardSaved", "GlobalCardDeleted", "ForgetRequested",
-                  "PinRequested", "CorrectionRequested"),
-                 description="user and admin actions")
+                  "PinRequested", "CorrectionRequested", "GovernanceTick"),
+                 description="user and admin actions, and governance ticks")
 RECALLS = Topic("engram.recalls", ("RecallServed", "FeedbackGiven"),
                 retention_ms=30 * WEEK_MS, description="recall observations and feedback")
 DEAD_LETTERS = Topic("engram.dead-letters", ("DeadLettered",),

@@ -1,7 +1,9 @@
 """Consolidation: find -> filter -> judge -> apply, per user, one candidate at a time.
 
-State is the user's active memories. Every decision becomes a MemoryChanged
-event with before/after, the relation, who judged and why.
+State is the user's active memories (plus the archived ones governance may
+still delete). Every decision becomes a MemoryChanged event with before/after,
+the relation, who judged and why. User controls and governance ticks are
+applied here too, because this processor owns the user's memory state.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from engram.core.vector_table import VectorTable
 from engram.core.ports import Judgement, LLMCall
 from engram.schemas.base import Event, derive_id
 from engram.schemas.events import (
-    ChangeKind, CorrectionRequested, ForgetRequested, Judge, MemoryChanged, MemoryProposed,
+    ChangeKind, CorrectionRequested, ForgetRequested, GovernanceTick, Judge, MemoryChanged, MemoryProposed,
     PinRequested, Relation,
 )
 from engram.schemas.memory import PERSONA_SLOTS, MemoryRecord, MemoryType, is_single_valued
 
 from .forget import select_forget_targets
+from .govern import plan_evictions
 from .llm_calls import llm_call_events
 from .merge_rules import judge_by_rules, topics_match
 from .processor import ProcessorContext
@@ -31,9 +34,14 @@ RELATION_PRIORITY = ("same", "replace", "conflict", "append", "skip")
 
 
 class UserMemories(BaseModel):
-    """Active memories of one user, by id (plus an unpersisted vector table per type)."""
+    """Active memories of one user, by id (plus an unpersisted vector table per type).
+
+    `archived` holds the memories governance archived and has not deleted yet:
+    out of recall and matching, but still the user's until a later tick or a forget.
+    """
 
     memories: dict[str, MemoryRecord] = Field(default_factory=dict)
+    archived: dict[str, MemoryRecord] = Field(default_factory=dict)
     _tables: dict[MemoryType, VectorTable] | None = PrivateAttr(default=None)
 
     def vectors(self, embedder: Embedder) -> dict[MemoryType, VectorTable]:
@@ -65,7 +73,8 @@ class ConsolidateProcessor:
     """Merges candidates into a user's memory; also applies user controls."""
 
     name = "consolidate"
-    consumes = frozenset({"MemoryProposed", "ForgetRequested", "PinRequested", "CorrectionRequested"})
+    consumes = frozenset({"MemoryProposed", "ForgetRequested", "PinRequested", "CorrectionRequested",
+                          "GovernanceTick"})
     state_type = UserMemories
 
     def state_key(self, event: Event) -> str:
@@ -85,6 +94,8 @@ class ConsolidateProcessor:
             changes = _pin(state, event, ctx)
         elif isinstance(event, CorrectionRequested):
             changes = _correct(state, event, ctx)
+        elif isinstance(event, GovernanceTick):
+            changes = _govern(state, event, ctx)
         else:
             changes = []
         return state, _to_events(event, changes)
@@ -275,11 +286,27 @@ def _link_conflict(related: _Related, created: MemoryRecord) -> _Change:
 
 
 def _forget(state: UserMemories, event: ForgetRequested, ctx: ProcessorContext) -> list[_Change]:
-    targets = select_forget_targets(list(state.memories.values()), event)
+    """Active and archived memories alike: an archived memory is still remembered until deleted."""
+    targets = select_forget_targets([*state.memories.values(), *state.archived.values()], event)
+    for r in targets:
+        state.archived.pop(r.memory_id, None)
     return [
         _apply(state, ctx.embedder, _Change(r.memory_id, "deleted", r, None, "user", "user", "forgotten at the user's request"))
         for r in targets
     ]
+
+
+def _govern(state: UserMemories, tick: GovernanceTick, ctx: ProcessorContext) -> list[_Change]:
+    """Archive the active memories that decayed below the threshold; delete archived ones still below it."""
+    changes = []
+    for e in plan_evictions(state.memories.values(), state.archived.values(), tick.as_of, ctx.config.governance):
+        if e.after is not None:
+            state.archived[e.before.memory_id] = e.after
+        else:
+            state.archived.pop(e.before.memory_id, None)
+        changes.append(_apply(state, ctx.embedder, _Change(
+            e.before.memory_id, e.kind, e.before, e.after, "decay", "system", e.reason)))
+    return changes
 
 
 def _pin(state: UserMemories, event: PinRequested, ctx: ProcessorContext) -> list[_Change]:

@@ -11,12 +11,34 @@ from tests.drivers import Driver, EmbeddedDriver
 
 pytest_plugins = ["tests.services"]
 
-RUNTIMES = ["embedded"]
+RUNTIMES = ["embedded", "distributed"]
 
 
 @pytest.fixture(params=RUNTIMES)
 def engram(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Driver]:
-    """A fresh Engram on each runtime the golden cases must pass on."""
-    driver = EmbeddedDriver(tmp_path / "engram")
+    """A fresh Engram on each runtime the golden cases must pass on.
+
+    `distributed`: real Kafka, a real `engram worker --role all` process, real
+    Weaviate and chDB, driven through the DistributedRuntime the CLI uses.
+    """
+    if request.param == "embedded":
+        driver: Driver = EmbeddedDriver(tmp_path / "engram")
+    else:
+        driver = _distributed(request, tmp_path)
     yield driver
-    driver.close()
+    driver.close()  # type: ignore[attr-defined]
+
+
+def _distributed(request: pytest.FixtureRequest, tmp_path: Path) -> Driver:
+    from tests.services import import_client
+
+    import_client("confluent_kafka", "kafka")
+    import_client("faust", "kafka")
+    import_client("weaviate", "weaviate")
+    bootstrap = request.getfixturevalue("kafka_bootstrap")
+    endpoint = request.getfixturevalue("weaviate_endpoint")
+    for marker in ("kafka", "weaviate"):
+        request.applymarker(getattr(pytest.mark, marker))
+    from tests.distributed_driver import Deployment, DistributedDriver
+
+    return DistributedDriver(Deployment(bootstrap, endpoint.url, endpoint.grpc_port, tmp_path))

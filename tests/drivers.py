@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from engram.recall.service import RecallRequest, RecallResult
 from engram.runtime.engine import EmbeddedRuntime, IngestReport
@@ -44,7 +44,25 @@ class Driver(Protocol):
     def state_hash(self) -> str: ...
 
 
-class EmbeddedDriver:
+class StoreReads:
+    """The reads every runtime answers the same way: its store and its recall."""
+
+    runtime: Any
+
+    def memories(self, tenant: str, user: str, statuses: tuple[str, ...] = ("active",)) -> list[MemoryRecord]:
+        return self.runtime.store.list_memories(tenant, user, statuses)  # type: ignore[no-any-return]
+
+    def summary(self, tenant: str, user: str, session: str) -> SummarySnapshotted | None:
+        return self.runtime.store.latest_summary(tenant, user, session)  # type: ignore[no-any-return]
+
+    def recall(self, request: RecallRequest) -> RecallResult:
+        return self.runtime.recall(request)  # type: ignore[no-any-return]
+
+    def state_hash(self) -> str:
+        return self.runtime.store.state_hash()  # type: ignore[no-any-return]
+
+
+class EmbeddedDriver(StoreReads):
     name = "embedded"
 
     def __init__(self, folder: Path) -> None:
@@ -56,23 +74,11 @@ class EmbeddedDriver:
     def append(self, events: Sequence[Event]) -> None:
         self.runtime.append(events)
 
-    def memories(self, tenant: str, user: str, statuses: tuple[str, ...] = ("active",)) -> list[MemoryRecord]:
-        return self.runtime.store.list_memories(tenant, user, statuses)
-
-    def summary(self, tenant: str, user: str, session: str) -> SummarySnapshotted | None:
-        return self.runtime.store.latest_summary(tenant, user, session)
-
-    def recall(self, request: RecallRequest) -> RecallResult:
-        return self.runtime.recall(request)
-
     def events(self, types: tuple[str, ...] = ()) -> list[Event]:
         return [e for _, e in self.runtime.log.scan(types=types)]
 
     def replay(self) -> str:
         return self.runtime.replay()
-
-    def state_hash(self) -> str:
-        return self.runtime.store.state_hash()
 
     def close(self) -> None:
         self.runtime.close()

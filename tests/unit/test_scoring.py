@@ -8,7 +8,10 @@ import pytest
 from pydantic import ValidationError
 
 from engram.core.config import RecallConfig, RecallWeights
-from engram.core.scoring import combined_score, decay_factor, match_score, relevance
+from engram.core.scoring import (
+    bigram_overlap, combined_score, contains, decay_factor, match_score, match_scores, rarity_weights, relevance,
+)
+from engram.core.text import terms
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 W = RecallWeights()
@@ -45,3 +48,14 @@ def test_relevance_prefers_recent_and_important_memories_for_equal_match() -> No
     stale = relevance("java", "likes java", importance=0.5, last_seen=NOW - timedelta(days=3), **base)
     important = relevance("java", "likes java", importance=0.9, last_seen=NOW, **base)
     assert important > fresh > stale
+
+
+def test_match_scores_of_many_texts_are_the_one_by_one_floats() -> None:
+    texts = ["我喜欢吃火锅和辣的菜", "user likes hot pot", "喜欢猫", "", "billing service plan 喜欢火锅"]
+    documents = [terms(t) for t in texts]
+    for question in ("我喜欢吃什么火锅？", "what does the user like", "猫", ""):
+        q = terms(question)
+        full, only = rarity_weights(documents), rarity_weights(documents, only=q)
+        assert [only(t) for t in q] == [full(t) for t in q]
+        one_by_one = [W.bigram * bigram_overlap(q, d) + W.contains * contains(q, d, full) for d in documents]
+        assert match_scores(q, documents, W, only) == one_by_one

@@ -1,0 +1,48 @@
+"""`engram govern`: one governance pass over the embedded runtime (decay, archive, delete).
+
+The embedded runtime has no timer of its own: run this from cron (or by hand).
+It is the edge that reads the clock; the processors take the time from the ticks.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import click
+import orjson
+
+from engram.runtime.choice import runtime_kind
+from engram.runtime.engine import EmbeddedRuntime, GovernReport
+
+
+@click.command()
+@click.option("--as-of", "as_of", type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S",
+                                                              "%Y-%m-%dT%H:%M:%S%z"]),
+              default=None, help="Govern as of this time (UTC if no offset); default: now.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def govern(ctx: click.Context, as_of: datetime | None, as_json: bool) -> None:
+    """Decay every user's memories: archive the weak ones, delete archived ones still weak."""
+    if runtime_kind() == "distributed":
+        raise click.ClickException("on the distributed runtime the workers' timer governs "
+                                   "(engram worker --governance-interval SECONDS)")
+    with EmbeddedRuntime(Path(ctx.obj["data"])) as runtime:
+        report = runtime.govern(as_of)
+    if as_json:
+        click.echo(orjson.dumps(report_dict(report), option=orjson.OPT_INDENT_2).decode())
+    else:
+        click.echo(f"governed {report.users} user(s) as of {report.as_of.isoformat()}: "
+                   f"{report.archived} archived, {report.deleted} deleted")
+
+
+def report_dict(report: GovernReport) -> dict[str, object]:
+    return {"as_of": report.as_of.isoformat(), "users": report.users, "ticks": report.ticks,
+            "archived": report.archived, "deleted": report.deleted}
+
+
+def register(group: click.Group) -> None:
+    group.add_command(govern)
+
+
+__all__ = ["govern", "register"]

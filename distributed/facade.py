@@ -1,0 +1,191 @@
+"""The core CLI on the distributed runtime (`ENGRAM_RUNTIME=distributed`): Kafka in, Weaviate and ClickHouse out.
+
+`DistributedRuntime` offers what the CLI uses of `EmbeddedRuntime` — `ingest`,
+`append`, `store`, `recall`, `lineage` — with the work done elsewhere:
+turns are produced to Kafka, `engram worker` processes and projects them,
+and reads go to Weaviate (current memory, summaries, cards, recent turns) and
+ClickHouse (history). `ingest` waits until the workers and projectors have
+applied what it produced (`engram.distributed.applied`), unless told not to.
+
+Endpoints come from the environment: ENGRAM_KAFKA_BOOTSTRAP, ENGRAM_KAFKA_PREFIX,
+ENGRAM_KAFKA_GENERATION, ENGRAM_WEAVIATE_URL, ENGRAM_WEAVIATE_GRPC_PORT,
+ENGRAM_CLICKHOUSE_DSN (default: the data folder's chDB, shared with a worker
+on the same data folder through `engram.projections.clickhouse_shared`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from engram.projections.clickhouse_client import ClickHouseTarget, configured_target
+from engram.projections.clickhouse_queries import resolve_query, run_query
+from engram.projections.clickhouse_shared import shared_connection
+from engram.projections.weaviate_store import WeaviateStore
+from engram.recall.service import RecallRequest, RecallResult, RecallService
+from engram.runtime.context import default_context
+from engram.runtime.engine import IngestReport
+from engram.schemas.base import Event
+from engram.schemas.events import TurnRecorded
+from engram.schemas.inputs import TurnInput, summary_request_for, to_turn_event
+from engram.streams.processor import ProcessorContext
+
+from .applied import AppliedWaiter
+from .producer import TurnProducer
+from .projector import weaviate_prefix
+from .topics import Namespace
+
+log = logging.getLogger("engram.distributed.facade")
+
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """Where the distributed runtime lives."""
+
+    bootstrap: str
+    namespace: Namespace
+    weaviate_url: str
+    weaviate_grpc_port: int
+    clickhouse: ClickHouseTarget
+
+    @classmethod
+    def from_env(cls, data_dir: Path | str, env: Mapping[str, str] | None = None) -> Endpoints:
+        e = os.environ if env is None else env
+        return cls(
+            bootstrap=e.get("ENGRAM_KAFKA_BOOTSTRAP", "127.0.0.1:9092"),
+            namespace=Namespace(e.get("ENGRAM_KAFKA_PREFIX", ""), int(e.get("ENGRAM_KAFKA_GENERATION", "0") or 0)),
+            weaviate_url=e.get("ENGRAM_WEAVIATE_URL", "http://127.0.0.1:8080"),
+            weaviate_grpc_port=int(e.get("ENGRAM_WEAVIATE_GRPC_PORT", "50051") or 50051),
+            clickhouse=configured_target(data_dir, e.get("ENGRAM_CLICKHOUSE_DSN") or None,
+                                         e.get("ENGRAM_CLICKHOUSE_DATABASE") or None),
+        )
+
+
+class DistributedRuntime:
+    """Produce to Kafka, wait for the workers, read Weaviate and ClickHouse."""
+
+    def __init__(self, endpoints: Endpoints, ctx: ProcessorContext | None = None,
+                 wait_timeout: float = 300.0) -> None:
+        self.endpoints = endpoints
+        self.ctx = ctx or default_context()
+        self.wait_timeout = wait_timeout
+        self._store: WeaviateStore | None = None
+        self._producer: TurnProducer | None = None
+
+    # -- connections (opened on first use) ---------------------------------------------------
+    @property
+    def store(self) -> WeaviateStore:
+        if self._store is None:
+            e = self.endpoints
+            self._store = WeaviateStore.connect(e.weaviate_url, e.weaviate_grpc_port, self.ctx.embedder.model_id,
+                                                weaviate_prefix(e.namespace))
+        return self._store
+
+    @property
+    def producer(self) -> TurnProducer:
+        if self._producer is None:
+            self._producer = TurnProducer(self.endpoints.bootstrap, self.endpoints.namespace, summary_checks="off")
+        return self._producer
+
+    # -- writes ---------------------------------------------------------------------------------
+    def ingest(self, turns: Iterable[TurnInput], now: datetime | None = None, progress: Progress | None = None,
+               wait: bool = True) -> IngestReport:
+        """Produce turns (plus one summary trigger per touched session, as the embedded runtime does)."""
+        stamp = now or datetime.now(timezone.utc)
+        report = IngestReport(runtime="distributed")
+        last_by_session: dict[tuple[str, str, str], TurnRecorded] = {}
+        events: list[Event] = []
+        for turn in turns:
+            event = to_turn_event(turn, stamp)
+            events.append(event)
+            last_by_session[(event.tenant_id, event.user_id, event.session_id)] = event
+            report.received += 1
+            if progress is not None:
+                progress(1)
+        events += [summary_request_for(t) for t in last_by_session.values()]
+        sent = self.append(events, wait=wait, report=report)
+        report.appended = min(sent, report.received)
+        return report
+
+    def append(self, events: Sequence[Event], wait: bool = True, report: IngestReport | None = None) -> int:
+        """Produce edge events; with `wait`, return once workers and projectors have applied them."""
+        producer = self.producer
+        before = dict(producer.delivered)
+        queued = sum(1 for event in events if producer.record(event))
+        left = producer.flush(self.wait_timeout)
+        if left or queued < len(events):
+            raise RuntimeError(f"Kafka at {self.endpoints.bootstrap} took {queued - left} of {len(events)} "
+                               f"record(s) (producer counters: {dict(producer.counters)})")
+        marks = {tp: end for tp, end in producer.delivered.items() if end != before.get(tp)}
+        if wait:
+            seconds = self.wait(marks)
+            if report is not None:
+                report.waited = seconds
+        return queued
+
+    def wait(self, marks: Mapping[tuple[str, int], int]) -> float:
+        with AppliedWaiter(self.endpoints.bootstrap, self.endpoints.namespace) as waiter:
+            return waiter.wait(marks, self.wait_timeout)
+
+    # -- reads ----------------------------------------------------------------------------------
+    def recall(self, request: RecallRequest) -> RecallResult:
+        """Assemble the context from Weaviate; the observation goes to the recalls topic (best effort)."""
+        result = RecallService(self.store, self.ctx.embedder, self.ctx.config).safe_recall(request)
+        if not self.producer.record(result.observation):
+            log.warning("recall observation %s not queued", result.observation.recall_id)
+        return result
+
+    def lineage(self, tenant: str, user: str, memory_id: str) -> list[dict[str, Any]]:
+        """The memory's changes back to the L0 turns, from ClickHouse (the shipped memory_lineage query)."""
+        sql = resolve_query("memory_lineage").read_text(encoding="utf-8")
+        with shared_connection(self.endpoints.clickhouse) as conn:
+            result = run_query(conn.client, sql, {"tenant": tenant, "user": user, "memory_id": memory_id})
+        return lineage_steps(result.as_dicts())
+
+    def close(self) -> None:
+        if self._producer is not None:
+            self._producer.close()
+        if self._store is not None:
+            self._store.close()
+
+    def __enter__(self) -> DistributedRuntime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def lineage_steps(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """memory_lineage rows (one per change and source turn) -> one dict per change, like LineageStep.as_dict."""
+    steps: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        step = steps.get(row["change_event_id"])
+        if step is None:
+            step = steps[row["change_event_id"]] = {
+                "event_id": row["change_event_id"], "at": _iso(row["at"]), "change": row["change"],
+                "relation": row["relation"], "judge": row["judge"], "reason": row["reason"],
+                "before": row["before_content"] or None, "after": row["after_content"] or None,
+                "status": row["after_status"] or "deleted",
+                "candidate": ({"content": row["candidate_content"], "extractor": row["extractor"]}
+                              if row.get("candidate_content") else None),
+                "turns": [],
+            }
+        if row.get("turn_event_id"):
+            step["turns"].append({
+                "event_id": row["turn_event_id"], "message_id": row["turn_message_id"],
+                "session_id": row["turn_session_id"], "role": row["turn_role"], "at": _iso(row["turn_at"]),
+                "content": row["turn_content"]})
+    return list(steps.values())
+
+
+def _iso(value: Any) -> str:
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).isoformat()
+    return str(value)

@@ -1,0 +1,246 @@
+"""The projector role: every topic of a namespace into Weaviate (current memory) and ClickHouse (analytics).
+
+A plain confluent-kafka consumer loop (consumer group `<prefix>engram-projectors`),
+no faust: projections keep no state of their own, so there is nothing for a
+table to hold. Commit order, per batch (at-least-once):
+
+1. decode each record (an undecodable one is counted and skipped: the
+   processors dead-letter it, and the dead letter reaches ClickHouse);
+2. apply the batch to the current-memory projector and flush Weaviate
+   (version-guarded upserts keyed by uuid5: a redelivered or older event
+   changes nothing);
+3. when caught up (a poll returns nothing), else every `analytics_interval`
+   seconds, insert the buffered events into ClickHouse (rows deduplicated by
+   event id; on a background thread while the next batches go to Weaviate),
+   and once that insert has finished, commit the offsets of the records it
+   covered.
+
+A crash anywhere replays from the last commit; both projections are
+idempotent, so a replay only rewrites what is already there. The position of
+a recent turn is its offset in the turns partition, which orders one user's
+turns like the embedded log's sequence numbers do.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
+
+from engram.core.embedding import Embedder
+from engram.projections.clickhouse import ClickHouseProjector
+from engram.projections.clickhouse_client import ClickHouseTarget
+from engram.projections.clickhouse_shared import shared_connection
+from engram.projections.projector import PROJECTED_TYPES, CurrentMemoryProjector
+from engram.projections.weaviate_store import WeaviateStore
+from engram.schemas import topics as t
+from engram.schemas.base import Event
+from engram.schemas.codec import EventDecodeError, decode
+
+from .topics import Namespace
+
+log = logging.getLogger("engram.distributed.projector")
+
+PROJECTOR_ROLE = "projectors"
+RETRIES = 5
+
+
+@dataclass(frozen=True)
+class ProjectorSettings:
+    """Where a projector reads and writes. Every field has an option of `engram worker`."""
+
+    bootstrap: str
+    namespace: Namespace = field(default_factory=Namespace)
+    weaviate_url: str = "http://127.0.0.1:8080"
+    weaviate_grpc_port: int = 50051
+    clickhouse: ClickHouseTarget | None = None
+    batch_size: int = 2000
+    poll_timeout: float = 0.05
+    analytics_interval: float = 1.0
+    analytics_max_events: int = 50_000
+    session_timeout: float = 10.0
+    instance_id: str | None = None
+
+    @property
+    def group(self) -> str:
+        return self.namespace.app_id(PROJECTOR_ROLE)
+
+    @property
+    def topics(self) -> list[str]:
+        return [self.namespace.topic(topic) for topic in t.CATALOGUE]
+
+
+def weaviate_prefix(ns: Namespace) -> str:
+    """The collection prefix of a namespace's Weaviate projection (generations do not share one)."""
+    return ns.prefix + (f"g{ns.generation}" if ns.generation else "")
+
+
+class AnalyticsWriter:
+    """Inserts events into ClickHouse in one batch per call (a chDB engine is opened per call, under its lock)."""
+
+    def __init__(self, target: ClickHouseTarget) -> None:
+        self.target = target
+        self._schema_ready = False
+
+    def write(self, events: Sequence[Event]) -> int:
+        """Insert, retrying with backoff (rows are deduplicated by event id, so a retry is harmless)."""
+        for attempt in range(RETRIES):
+            try:
+                return self._write(events)
+            except Exception as exc:  # noqa: BLE001
+                if attempt + 1 == RETRIES:
+                    raise
+                log.warning("clickhouse insert failed (attempt %d/%d): %r", attempt + 1, RETRIES, exc)
+                time.sleep(min(8.0, 0.5 * 2 ** attempt))
+        return 0
+
+    def _write(self, events: Sequence[Event]) -> int:
+        if not events:
+            return 0
+        with shared_connection(self.target) as conn:
+            projector = ClickHouseProjector(conn)
+            if not self._schema_ready:
+                projector.create_schema()
+                self._schema_ready = True
+            projector.apply_all(events)
+            projector.flush()
+        return len(events)
+
+
+Offsets = dict[tuple[str, int], int]
+
+
+class ProjectorLoop:
+    """Consume, project, flush, commit; `run` blocks until `stop()` (thread-safe) is called.
+
+    ClickHouse inserts run on a background thread while the loop goes on with
+    the next batches into Weaviate; the offsets of a batch are committed only
+    when its ClickHouse insert has finished (and Weaviate was flushed before).
+    """
+
+    def __init__(self, settings: ProjectorSettings, embedder: Embedder,
+                 store: WeaviateStore | None = None) -> None:
+        self.settings = settings
+        self.store = store or WeaviateStore.connect(settings.weaviate_url, settings.weaviate_grpc_port,
+                                                    embedder.model_id, weaviate_prefix(settings.namespace))
+        self.current = CurrentMemoryProjector(self.store, embedder)
+        self.analytics = AnalyticsWriter(settings.clickhouse) if settings.clickhouse else None
+        self.counters: Counter[str] = Counter()
+        self._stop = threading.Event()
+        self._events: list[Event] = []
+        self._uncommitted: Offsets = {}
+        self._inflight: tuple[Future[int], Offsets] | None = None
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="engram-analytics")
+        self._last_analytics = time.monotonic()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def run(self, on_fatal: Callable[[str], None] | None = None) -> None:
+        consumer = Consumer({
+            "bootstrap.servers": self.settings.bootstrap, "group.id": self.settings.group,
+            "enable.auto.commit": False, "auto.offset.reset": "earliest",
+            "topic.metadata.refresh.interval.ms": 5000,
+            # a killed projector's partitions move to its restart (or a peer) within seconds, not 45 s
+            "session.timeout.ms": int(self.settings.session_timeout * 1000), "heartbeat.interval.ms": 1000,
+            **({"group.instance.id": self.settings.instance_id} if self.settings.instance_id else {}),
+        })
+        consumer.subscribe(self.settings.topics)
+        log.info("projector %s: reading %d topics", self.settings.group, len(self.settings.topics))
+        try:
+            while not self._stop.is_set():
+                messages = consumer.consume(self.settings.batch_size, timeout=self.settings.poll_timeout)
+                self._with_retries(lambda: self.handle(messages), on_fatal)
+                self._fatal_on_error(lambda: self._advance(consumer, idle=not messages), on_fatal)
+            self._fatal_on_error(lambda: self._advance(consumer, idle=True), on_fatal)
+        finally:
+            consumer.close()
+            self.store.close()
+            self._writer.shutdown(wait=False)
+
+    def handle(self, messages: Sequence[Message]) -> None:
+        """Steps 1 and 2: decode and project one batch (Weaviate flushed, analytics buffered)."""
+        events: list[Event] = []
+        offsets: Offsets = {}
+        for msg in messages:
+            topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
+            if msg.error() is not None or topic is None or partition is None or offset is None:
+                continue
+            offsets[(topic, partition)] = offset + 1
+            try:
+                event = decode(msg.value() or b"")
+            except EventDecodeError:
+                self.counters["undecodable"] += 1
+                continue
+            if event.type in PROJECTED_TYPES:
+                self.current.apply(event, offset)
+            events.append(event)
+        self.store.flush()
+        self._uncommitted.update(offsets)  # only after the flush: a retried batch is applied again in full
+        self._events.extend(events)
+        self.counters["events"] += len(events)
+
+    def _advance(self, consumer: Consumer, idle: bool) -> None:
+        """Step 3: commit what a finished ClickHouse insert covered; start the next insert when due."""
+        if self._inflight is not None:
+            future, offsets = self._inflight
+            if not idle and not future.done():
+                return
+            future.result()
+            self._commit(consumer, offsets)
+            self._inflight = None
+        if not self._uncommitted or not (idle or self._due()):
+            return
+        events, offsets = self._events, self._uncommitted
+        self._events, self._uncommitted = [], {}
+        self._last_analytics = time.monotonic()
+        if self.analytics is None:
+            self._commit(consumer, offsets)
+            return
+        self._inflight = (self._writer.submit(self.analytics.write, events), offsets)
+        if idle:  # caught up: finish now, for the lowest latency
+            self._advance(consumer, idle=True)
+
+    def _due(self) -> bool:
+        return (len(self._events) >= self.settings.analytics_max_events
+                or time.monotonic() - self._last_analytics >= self.settings.analytics_interval)
+
+    def _commit(self, consumer: Consumer, offsets: Offsets) -> None:
+        try:
+            consumer.commit(offsets=[TopicPartition(tp[0], tp[1], end) for tp, end in offsets.items()],
+                            asynchronous=False)
+        except KafkaException as exc:  # e.g. the partitions moved in a rebalance: their new owner re-applies
+            self.counters["commit_failures"] += 1
+            log.warning("projector: commit failed (%s); the records will be applied again", exc)
+
+    def _fatal_on_error(self, step: Callable[[], Any], on_fatal: Callable[[str], None] | None) -> None:
+        """ClickHouse inserts retry inside the writer; a failure that reaches here stops the projector."""
+        try:
+            step()
+        except Exception as exc:  # noqa: BLE001
+            log.exception("projector: analytics insert or commit failed for good")
+            if on_fatal is not None:
+                on_fatal(f"projector: {exc!r}")
+            raise
+
+    def _with_retries(self, step: Callable[[], Any], on_fatal: Callable[[str], None] | None) -> None:
+        """A failed write is retried with backoff (same batch: writes are idempotent), then fail-stop."""
+        for attempt in range(RETRIES):
+            try:
+                step()
+                return
+            except Exception as exc:  # noqa: BLE001
+                self.counters["write_failures"] += 1
+                log.warning("projector write failed (attempt %d/%d): %r", attempt + 1, RETRIES, exc)
+                if attempt + 1 == RETRIES:
+                    if on_fatal is not None:
+                        on_fatal(f"projector: {exc!r}")
+                    raise
+                time.sleep(min(8.0, 0.5 * 2 ** attempt))
