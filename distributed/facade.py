@@ -31,8 +31,7 @@ from engram.recall.service import RecallRequest, RecallResult, RecallService
 from engram.runtime.context import default_context
 from engram.runtime.engine import IngestReport
 from engram.schemas.base import Event
-from engram.schemas.events import TurnRecorded
-from engram.schemas.inputs import TurnInput, summary_request_for, to_turn_event
+from engram.schemas.inputs import SummaryTriggers, TurnInput, to_turn_event
 from engram.streams.processor import ProcessorContext
 
 from .applied import AppliedWaiter
@@ -100,16 +99,16 @@ class DistributedRuntime:
         """Produce turns (plus one summary trigger per touched session, as the embedded runtime does)."""
         stamp = now or datetime.now(timezone.utc)
         report = IngestReport(runtime="distributed")
-        last_by_session: dict[tuple[str, str, str], TurnRecorded] = {}
+        triggers = SummaryTriggers()
         events: list[Event] = []
         for turn in turns:
             event = to_turn_event(turn, stamp)
             events.append(event)
-            last_by_session[(event.tenant_id, event.user_id, event.session_id)] = event
+            triggers.saw(event)
             report.received += 1
             if progress is not None:
                 progress(1)
-        events += [summary_request_for(t) for t in last_by_session.values()]
+        events += triggers.requests()
         sent = self.append(events, wait=wait, report=report)
         report.appended = min(sent, report.received)
         return report

@@ -24,8 +24,8 @@ from engram.projections.projector import CurrentMemoryProjector
 from engram.projections.rebuild import rebuild_store
 from engram.recall.service import RecallRequest, RecallResult, RecallService
 from engram.schemas.base import Event, utc
-from engram.schemas.events import MemoryChanged, TurnRecorded
-from engram.schemas.inputs import TurnInput, summary_request_for, to_turn_event
+from engram.schemas.events import MemoryChanged
+from engram.schemas.inputs import SummaryTriggers, TurnInput, to_turn_event
 from engram.streams.govern import governance_tick
 from engram.streams.harness import dead_letter
 from engram.streams.processor import Processor, ProcessorContext
@@ -90,17 +90,17 @@ class EmbeddedRuntime:
         """Append turns (plus one summary trigger per touched session) and process them."""
         stamp = now or datetime.now(timezone.utc)
         report = IngestReport()
-        last_by_session: dict[tuple[str, str, str], TurnRecorded] = {}
+        triggers = SummaryTriggers()
         chunk: list[Event] = []
         for turn in turns:
             event = to_turn_event(turn, stamp)
             chunk.append(event)
-            last_by_session[(event.tenant_id, event.user_id, event.session_id)] = event
+            triggers.saw(event)
             if len(chunk) >= self.batch_size:
                 self._ingest_chunk(chunk, report, progress)
                 chunk = []
         self._ingest_chunk(chunk, report, progress)
-        self.append([summary_request_for(t) for t in last_by_session.values()], report=report)
+        self.append(triggers.requests(), report=report)
         return report
 
     def _ingest_chunk(self, chunk: list[Event], report: IngestReport, progress: Progress | None) -> None:

@@ -65,3 +65,16 @@ def summary_request_for(last_turn: TurnRecorded) -> SummaryRequested:
         causation_ids=(last_turn.event_id,),
         correlation_id=last_turn.correlation_id,
     )
+
+
+class SummaryTriggers:
+    """The last turn of every session an ingest call touched: one summary request each, at the end."""
+
+    def __init__(self) -> None:
+        self._last: dict[tuple[str, str, str], TurnRecorded] = {}
+
+    def saw(self, turn: TurnRecorded) -> None:
+        self._last[(turn.tenant_id, turn.user_id, turn.session_id)] = turn
+
+    def requests(self) -> list[SummaryRequested]:
+        return [summary_request_for(turn) for turn in self._last.values()]

@@ -1,8 +1,10 @@
 """Fixtures of the LLM tests: the scripted server, settings pointing at it, and runtime drivers.
 
-`llm_engram` is parametrised over the same runtimes as the golden cases'
-`engram` fixture; `make_driver` builds each one with a processor context
-whose adapters talk to the scripted server.
+`llm_driver` builds embedded drivers whose processor context talks to the
+scripted server. These cases build a context per test in-process (settings
+overrides, `label_with_rules`), which a worker process cannot be handed; the
+distributed runtime runs the same processors with the context its workers
+build from ENGRAM_LLM_* (not covered here: see the closing note of issue 5).
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from engram.llm.extractor import LLMExtractor
 from engram.llm.settings import LLMSettings
 from engram.runtime.engine import EmbeddedRuntime
 from engram.streams.processor import ProcessorContext
-from tests.conftest import RUNTIMES
 from tests.drivers import Driver, EmbeddedDriver
 
 from .scripted_server import ScriptedServer
@@ -66,7 +67,10 @@ def llm_settings(llm_server: ScriptedServer) -> LLMSettings:
 DriverFactory = Callable[..., Driver]
 
 
-@pytest.fixture(params=RUNTIMES)
+LLM_RUNTIMES = ["embedded"]
+
+
+@pytest.fixture(params=LLM_RUNTIMES)
 def llm_driver(request: pytest.FixtureRequest, tmp_path: Path, llm_server: ScriptedServer) -> Iterator[DriverFactory]:
     """Makes drivers of one runtime against the scripted server: `llm_driver(**settings_overrides)`.
 
