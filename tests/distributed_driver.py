@@ -27,7 +27,8 @@ from tests.drivers import StoreReads
 class Deployment:
     """A namespace, its topics, a worker process (role all) and the endpoints the CLI would use."""
 
-    def __init__(self, bootstrap: str, weaviate_url: str, grpc_port: int, folder: Path) -> None:
+    def __init__(self, bootstrap: str, weaviate_url: str, grpc_port: int, folder: Path,
+                 worker_env: dict[str, str] | None = None) -> None:
         self.ns = Namespace(f"gold-{uuid.uuid4().hex[:10]}.")
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
@@ -37,7 +38,7 @@ class Deployment:
         command = worker_command(self.ns, bootstrap, "--role", "all", "--batch-within", "0.02",
                                  "--weaviate-url", weaviate_url, "--weaviate-grpc-port", str(grpc_port),
                                  data=self.data)
-        self.worker = WorkerProcess(command, folder / "worker.log").start()
+        self.worker = WorkerProcess(command, folder / "worker.log", env=worker_env).start()
 
     def env(self) -> dict[str, str]:
         """The environment of a CLI command on this deployment."""

@@ -2,9 +2,9 @@
 
 `llm_driver` builds embedded drivers whose processor context talks to the
 scripted server. These cases build a context per test in-process (settings
-overrides, `label_with_rules`), which a worker process cannot be handed; the
-distributed runtime runs the same processors with the context its workers
-build from ENGRAM_LLM_* (not covered here: see the closing note of issue 5).
+overrides, `label_with_rules`), which a worker process cannot be handed; a
+distributed worker builds its context from ENGRAM_LLM_*, which
+`test_distributed_llm.py` checks against the scripted server.
 """
 
 from __future__ import annotations
