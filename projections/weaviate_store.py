@@ -115,13 +115,15 @@ class WeaviateStore:
         self.flush()
         flt = self._wvc.query.Filter
         where = flt.all_of([self._where(tenant, user), flt.by_property("status").contains_any(list(statuses))])
-        records = [MemoryRecord.model_validate_json(o.properties["record"]) for o in self._all(MEMORIES, tenant, where)]
+        records = [MemoryRecord.model_validate_json(o.properties["record"])
+                   for o in self._all(MEMORIES, tenant, where, props=["record"])]
         return sorted(records, key=lambda r: (r.created_at, r.memory_id))
 
     def persona_memories(self, tenant: str, user: str) -> list[MemoryRecord]:
         self.flush()
         where = self._where(tenant, user, status="active", layer="L3")
-        records = [MemoryRecord.model_validate_json(o.properties["record"]) for o in self._all(MEMORIES, tenant, where)]
+        records = [MemoryRecord.model_validate_json(o.properties["record"])
+                   for o in self._all(MEMORIES, tenant, where, props=["record"])]
         return sorted(records, key=lambda r: (r.slot, r.memory_id))
 
     def search_memories(self, tenant: str, user: str, query: str, vector: np.ndarray, limit: int) -> list[SearchHit]:
@@ -160,7 +162,8 @@ class WeaviateStore:
     def latest_summary(self, tenant: str, user: str, session: str) -> SummarySnapshotted | None:
         self.flush()
         sort = self._wvc.query.Sort.by_property("version", ascending=False)
-        objs = self._query(SUMMARIES, tenant, self._where(tenant, user, session_id=session), limit=1, sort=sort)
+        objs = self._query(SUMMARIES, tenant, self._where(tenant, user, session_id=session), limit=1, sort=sort,
+                           props=["payload"])
         return SummarySnapshotted.model_validate_json(objs[0].properties["payload"]) if objs else None
 
     def upsert_card(self, tenant: str, user: str, card: GlobalCard) -> bool:
@@ -173,7 +176,7 @@ class WeaviateStore:
     def list_cards(self, tenant: str, user: str) -> list[GlobalCard]:
         self.flush()
         cards = [GlobalCard.model_validate_json(o.properties["payload"])
-                 for o in self._all(CARDS, tenant, self._where(tenant, user))]
+                 for o in self._all(CARDS, tenant, self._where(tenant, user), props=["payload"])]
         return sorted(cards, key=lambda c: c.card_id)
 
     def add_turn(self, tenant: str, user: str, turn: RecentTurn) -> None:
@@ -299,10 +302,10 @@ class WeaviateStore:
                 return []
             raise
 
-    def _all(self, collection: str, tenant: str, where: Any) -> Iterable[Any]:
+    def _all(self, collection: str, tenant: str, where: Any, props: list[str] | None = None) -> Iterable[Any]:
         offset = 0
         while True:
-            page = self._query(collection, tenant, where, limit=PAGE, offset=offset)
+            page = self._query(collection, tenant, where, limit=PAGE, offset=offset, props=props)
             yield from page
             if len(page) < PAGE:
                 return
