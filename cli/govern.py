@@ -24,7 +24,11 @@ from engram.runtime.engine import EmbeddedRuntime, GovernReport
 @click.pass_context
 def govern(ctx: click.Context, as_of: datetime | None, as_json: bool) -> None:
     """Decay every user's memories: archive the weak ones, delete archived ones still weak."""
-    if runtime_kind() == "distributed":
+    try:
+        kind = runtime_kind()
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    if kind == "distributed":
         raise click.ClickException("on the distributed runtime the workers' timer governs "
                                    "(engram worker --governance-interval SECONDS)")
     with EmbeddedRuntime(Path(ctx.obj["data"])) as runtime:

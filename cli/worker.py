@@ -7,10 +7,14 @@ import os
 import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from .main import cli
+
+if TYPE_CHECKING:
+    from engram.distributed.rebuild import RebuildReport
 
 ROLE_CHOICES = ("all", "processors", "projectors", "extract", "consolidate", "summarize")
 
@@ -49,10 +53,8 @@ ROLE_CHOICES = ("all", "processors", "projectors", "extract", "consolidate", "su
 @click.pass_context
 def worker(ctx: click.Context, role: str, bootstrap: str, prefix: str, generation: int, weaviate_url: str,
            weaviate_grpc_port: int, clickhouse_dsn: str | None, no_analytics: bool, batch_size: int,
-           projector_batch_size: int,
-           batch_within: float, commit_interval: float, governance_interval: float, instance_id: str | None,
-           no_create_topics: bool,
-           loglevel: str, die_with_parent: bool) -> None:
+           projector_batch_size: int, batch_within: float, commit_interval: float, governance_interval: float,
+           instance_id: str | None, no_create_topics: bool, loglevel: str, die_with_parent: bool) -> None:
     """Run the distributed runtime's workers: processors on faust-streaming, projectors to Weaviate/ClickHouse."""
     try:
         from engram.distributed.app import WorkerSettings
@@ -82,13 +84,15 @@ def worker(ctx: click.Context, role: str, bootstrap: str, prefix: str, generatio
 def replay_on_kafka() -> None:
     """`engram replay --kafka`: build the next generation from the turns topic and compare state hashes."""
     try:
+        from engram.distributed.facade import Endpoints
         from engram.distributed.replay import next_generation, replay
     except ImportError as exc:
         raise click.ClickException(f"the distributed runtime needs the kafka extra: pip install 'engram[kafka]' ({exc})")
-    bootstrap = os.environ.get("ENGRAM_KAFKA_BOOTSTRAP", "127.0.0.1:9092")
-    ns = next_generation(bootstrap, os.environ.get("ENGRAM_KAFKA_PREFIX", ""))
-    click.echo(f"replaying the turns topic into generation {ns.generation} …", err=True)
     data = Path(click.get_current_context().obj["data"])
+    endpoints = Endpoints.from_env(data)
+    bootstrap = endpoints.bootstrap
+    ns = next_generation(bootstrap, endpoints.namespace.prefix)
+    click.echo(f"replaying the turns topic into generation {ns.generation} …", err=True)
     data.mkdir(parents=True, exist_ok=True)
     log_path = data / f"replay-{ns.app_id('processors')}.log"
     click.echo(f"worker log: {log_path}", err=True)
@@ -121,8 +125,8 @@ def replay_projections(projection: str) -> None:
         _report(f"clickhouse {endpoints.clickhouse.describe()}", report)
 
 
-def _report(what: str, report: object) -> None:
-    records, before, after = report.records, report.before, report.after  # type: ignore[attr-defined]
-    click.echo(f"{what}: rebuilt from {records} Kafka records\nstate hash before: {before}\n"
-               f"state hash after:  {after}")
-    click.echo("identical" if before == after else "changed (the projection had drifted from the topics)")
+def _report(what: str, report: RebuildReport) -> None:
+    click.echo(f"{what}: rebuilt from {report.records} Kafka records\nstate hash before: {report.before}\n"
+               f"state hash after:  {report.after}")
+    same = report.before == report.after
+    click.echo("identical" if same else "changed (the projection had drifted from the topics)")

@@ -109,8 +109,8 @@ class DistributedRuntime:
             if progress is not None:
                 progress(1)
         events += triggers.requests()
-        sent = self.append(events, wait=wait, report=report)
-        report.appended = min(sent, report.received)
+        self.append(events, wait=wait, report=report)  # raises unless Kafka took every event
+        report.appended = report.received
         return report
 
     def append(self, events: Sequence[Event], wait: bool = True, report: IngestReport | None = None) -> int:

@@ -32,6 +32,7 @@ from engram.schemas.codec import encode
 from engram.schemas.inputs import TurnInput, summary_request_for, to_turn_event
 from engram.schemas.topics import topic_for
 
+from .sink import serve_callbacks
 from .topics import Namespace
 from .tracking import TYPE_HEADER
 
@@ -86,7 +87,8 @@ class TurnProducer:
             **dict(config or {}),
         })
         self._stop = threading.Event()
-        self._poller = threading.Thread(target=self._poll_loop, name="engram-producer-poll", daemon=True)
+        self._poller = threading.Thread(target=serve_callbacks, args=(self._producer, self._stop, 0.1, "producer"),
+                                        name="engram-producer-poll", daemon=True)
         if poll_thread:
             self._poller.start()
 
@@ -142,13 +144,6 @@ class TurnProducer:
     def _count(self, name: str) -> None:
         with self._lock:
             self.counters[name] += 1
-
-    def _poll_loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self._producer.poll(0.1)
-            except Exception:  # noqa: BLE001 - a callback error must not kill the poller
-                log.exception("producer poll failed")
 
     @property
     def pending(self) -> int:

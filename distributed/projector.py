@@ -30,7 +30,7 @@ from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
 
@@ -91,15 +91,7 @@ class AnalyticsWriter:
 
     def write(self, events: Sequence[Event]) -> int:
         """Insert, retrying with backoff (rows are deduplicated by event id, so a retry is harmless)."""
-        for attempt in range(RETRIES):
-            try:
-                return self._write(events)
-            except Exception as exc:  # noqa: BLE001
-                if attempt + 1 == RETRIES:
-                    raise
-                log.warning("clickhouse insert failed (attempt %d/%d): %r", attempt + 1, RETRIES, exc)
-                time.sleep(min(8.0, 0.5 * 2 ** attempt))
-        return 0
+        return with_backoff(lambda: self._write(events), "clickhouse insert")
 
     def _write(self, events: Sequence[Event]) -> int:
         if not events:
@@ -115,6 +107,25 @@ class AnalyticsWriter:
 
 
 Offsets = dict[tuple[str, int], int]
+T = TypeVar("T")
+
+
+def with_backoff(step: Callable[[], T], what: str, on_failure: Callable[[], None] | None = None) -> T:
+    """Run `step`, retrying a failure with exponential backoff; the last failure is raised.
+
+    Every projector write is idempotent, so running the same step again is always safe.
+    """
+    for attempt in range(1, RETRIES + 1):
+        try:
+            return step()
+        except Exception as exc:  # noqa: BLE001
+            if on_failure is not None:
+                on_failure()
+            if attempt == RETRIES:
+                raise
+            log.warning("%s failed (attempt %d/%d): %r", what, attempt, RETRIES, exc)
+            time.sleep(min(8.0, 0.5 * 2 ** (attempt - 1)))
+    raise AssertionError("unreachable")
 
 
 class ProjectorLoop:
@@ -157,7 +168,8 @@ class ProjectorLoop:
         try:
             while not self._stop.is_set():
                 messages = consumer.consume(self.settings.batch_size, timeout=self.settings.poll_timeout)
-                self._with_retries(lambda: self.handle(messages), on_fatal)
+                self._fatal_on_error(lambda: with_backoff(lambda: self.handle(messages), "projector write",
+                                                          self._count_write_failure), on_fatal)
                 self._fatal_on_error(lambda: self._advance(consumer, idle=not messages), on_fatal)
             self._fatal_on_error(lambda: self._advance(consumer, idle=True), on_fatal)
         finally:
@@ -221,26 +233,14 @@ class ProjectorLoop:
             log.warning("projector: commit failed (%s); the records will be applied again", exc)
 
     def _fatal_on_error(self, step: Callable[[], Any], on_fatal: Callable[[str], None] | None) -> None:
-        """ClickHouse inserts retry inside the writer; a failure that reaches here stops the projector."""
+        """Writes retry with backoff inside `step`; a failure that still reaches here stops the projector."""
         try:
             step()
         except Exception as exc:  # noqa: BLE001
-            log.exception("projector: analytics insert or commit failed for good")
+            log.exception("projector: a write or commit failed for good")
             if on_fatal is not None:
                 on_fatal(f"projector: {exc!r}")
             raise
 
-    def _with_retries(self, step: Callable[[], Any], on_fatal: Callable[[str], None] | None) -> None:
-        """A failed write is retried with backoff (same batch: writes are idempotent), then fail-stop."""
-        for attempt in range(RETRIES):
-            try:
-                step()
-                return
-            except Exception as exc:  # noqa: BLE001
-                self.counters["write_failures"] += 1
-                log.warning("projector write failed (attempt %d/%d): %r", attempt + 1, RETRIES, exc)
-                if attempt + 1 == RETRIES:
-                    if on_fatal is not None:
-                        on_fatal(f"projector: {exc!r}")
-                    raise
-                time.sleep(min(8.0, 0.5 * 2 ** attempt))
+    def _count_write_failure(self) -> None:
+        self.counters["write_failures"] += 1

@@ -26,6 +26,10 @@ from .progress import PREFIX
 from .topics import SOURCE_TOPICS, Namespace
 
 
+LIST_EVERY = 1.0
+"""Seconds between two topic listings of a ProgressWatcher looking for new changelogs."""
+
+
 @dataclass(frozen=True)
 class Record:
     """A consumed record and its decoded event (None if it does not decode)."""
@@ -137,15 +141,21 @@ class ProgressWatcher:
         self.stages = {s.processor.name: [ns.topic(x) for x in s.inputs]
                        for s in stages_for("processors" if role == "any" else role)}
         self.done: dict[tuple[str, str, int], int] = {}
-        roles = (lambda stage: ("processors", stage)) if role == "any" else (lambda stage: (role,))
-        self._changelogs = {ns.changelog(r, stage): stage for stage in self.stages for r in roles(stage)}
+        self._changelogs = {ns.changelog(r, stage): stage for stage in self.stages
+                            for r in (("processors", stage) if role == "any" else (role,))}
         self._consumer = _consumer(bootstrap)
         self._assigned: set[str] = set()
+        self._listed_at = float("-inf")
 
     def _assign_new(self) -> None:
-        """Follow changelogs created after the watcher started (a worker creates them on start)."""
-        if len(self._assigned) == len(self._changelogs):
+        """Follow changelogs created after the watcher started (a worker creates them on start).
+
+        With `role="any"` some changelogs never exist (the layout not deployed), so the
+        broker's topic list is asked for at most once a second, not on every poll.
+        """
+        if len(self._assigned) == len(self._changelogs) or time.monotonic() - self._listed_at < LIST_EVERY:
             return
+        self._listed_at = time.monotonic()
         present = self._consumer.list_topics(timeout=10).topics
         new = [n for n in self._changelogs if n in present and n not in self._assigned and present[n].partitions]
         if new:

@@ -51,7 +51,7 @@ def rebuild_weaviate(bootstrap: str, ns: Namespace, store: WeaviateStore, embedd
     sources = tuple(x.name for x in t.CATALOGUE if set(x.event_types) & PROJECTED_TYPES)
     for record in merged_records(bootstrap, ns, sources):
         count += 1
-        if record.event is not None and record.event.type in PROJECTED_TYPES:
+        if record.event is not None:
             projector.apply(record.event, record.offset)
         if progress is not None:
             progress(1)

@@ -63,6 +63,15 @@ class _Pending:
             self.future.set_result(None)
 
 
+def serve_callbacks(producer: Producer, stop: threading.Event, interval: float, name: str) -> None:
+    """A producer's poll thread: serve delivery callbacks until `stop` is set."""
+    while not stop.is_set():
+        try:
+            producer.poll(interval)
+        except Exception:  # noqa: BLE001 - a callback error must not kill the poller
+            log.exception("%s poll failed", name)
+
+
 class Sink:
     """An idempotent confluent-kafka producer with awaitable, ordered batches."""
 
@@ -73,7 +82,8 @@ class Sink:
             "message.max.bytes": MAX_STATE_BYTES + 65536, "queue.buffering.max.kbytes": 512 * 1024,
         })
         self._stop = threading.Event()
-        self._poller = threading.Thread(target=self._poll, name="engram-sink-poll", daemon=True)
+        self._poller = threading.Thread(target=serve_callbacks, args=(self._producer, self._stop, 0.05, "sink"),
+                                        name="engram-sink-poll", daemon=True)
         self._poller.start()
 
     async def send_all(self, sends: Sequence[Send]) -> None:
@@ -99,13 +109,6 @@ class Sink:
                 await asyncio.sleep(0.005)
             except KafkaException as exc:
                 raise SinkError(str(exc)) from exc
-
-    def _poll(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self._producer.poll(0.05)
-            except Exception:  # noqa: BLE001 - a callback error must not kill the poller
-                log.exception("sink poll failed")
 
     def close(self, timeout: float = 30.0) -> None:
         self._producer.flush(timeout)

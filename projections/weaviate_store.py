@@ -31,9 +31,11 @@ log = logging.getLogger("engram.weaviate")
 _MARKERS = frozenset({USERS, SESSIONS})
 PAGE = 1000
 MAX_BUFFERED = 2000
+"""Buffered writes beyond this are flushed at once (the buffer is bounded)."""
 WRITE_CHUNK = 500
 MAX_MARKERS = 200_000
-"""Buffered writes beyond this are flushed at once (the buffer is bounded)."""
+READ_THREADS = 6
+"""A recall's four independent reads plus the keyword half of its search, with room to spare."""
 
 
 def _wvc() -> Any:
@@ -45,9 +47,6 @@ def _wvc() -> Any:
 class WeaviateStore:
     """Current memory in Weaviate behind the same port as the embedded store."""
 
-    parallel_reads = True
-    """Reads are network round trips: RecallService overlaps its independent ones (thread-safe client)."""
-
     def __init__(self, client: Any, embedding_model: str = "", prefix: str = "") -> None:
         self._client = client
         self.prefix = collection_prefix(prefix)
@@ -56,7 +55,9 @@ class WeaviateStore:
         self._memories: dict[str, tuple[str, str, MemoryRecord, np.ndarray]] = {}
         self._other: dict[tuple[str, str], tuple[str, str, dict[str, Any], list[float] | None, int]] = {}
         self._markers_written: set[str] = set()
-        self._searches = ThreadPoolExecutor(2, thread_name_prefix="engram-weaviate-search")
+        self.read_pool = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="engram-weaviate-read")
+        """Reads are network round trips: the search's two halves, and RecallService's independent
+        reads, overlap on this pool (the client is thread-safe); it lives as long as the connection."""
         self.ensure_collections()
 
     @classmethod
@@ -72,7 +73,7 @@ class WeaviateStore:
         return cls(client, embedding_model, prefix)
 
     def close(self) -> None:
-        self._searches.shutdown(wait=False)
+        self.read_pool.shutdown(wait=False)
         self._client.close()
 
     def ensure_collections(self) -> None:
@@ -134,7 +135,7 @@ class WeaviateStore:
         words = " ".join(terms(query))
         # only the record blob comes back: the other properties would double the transfer and decode time;
         # the keyword search runs on a second thread while this one waits for the vector search
-        sparse = self._searches.submit(
+        sparse = self.read_pool.submit(
             lambda: coll.query.bm25(query=words, query_properties=["search_text"], limit=limit, filters=where,
                                     include_vector=True, return_properties=["record"],
                                     return_metadata=meta(score=True)).objects) if words else None
@@ -327,7 +328,6 @@ class WeaviateStore:
 
     def clear(self) -> None:
         """Drop every Engram collection (a rebuild recreates them)."""
-        self.forget_cache()
         self.drop()
         self.ensure_collections()
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any
 from datetime import datetime
+from typing import Any
 
 from engram.core.config import EngramConfig
 from engram.core.embedding import Embedder, cosine, embed_text
@@ -76,16 +76,15 @@ class _Deadline:
 
 
 class _Reads:
-    """The independent store reads of one recall. On a store over the network (`parallel_reads`) they
-    all start at once on a thread pool and overlap their round trips; on an in-process store each runs
-    when asked."""
+    """The independent store reads of one recall. A store over the network offers a `read_pool`: they
+    all start on it at once and overlap their round trips; on an in-process store each runs when asked."""
 
-    def __init__(self, store: MemoryStore, req: RecallRequest, recent_limit: int,
-                 pool: ThreadPoolExecutor | None) -> None:
+    def __init__(self, store: MemoryStore, req: RecallRequest, recent_limit: int, pool: Executor | None) -> None:
         t, u, s = req.tenant, req.user, req.session
         self._calls: dict[str, Callable[[], Any]] = {
             "cards": lambda: store.list_cards(t, u), "persona": lambda: store.persona_memories(t, u),
-            "summary": lambda: store.latest_summary(t, u, s), "recent": lambda: store.recent_turns(t, u, s, recent_limit),
+            "summary": lambda: store.latest_summary(t, u, s),
+            "recent": lambda: store.recent_turns(t, u, s, recent_limit),
         }
         self._futures = {name: pool.submit(call) for name, call in self._calls.items()} if pool else {}
 
@@ -102,8 +101,7 @@ class RecallService:
         self.embedder = embedder
         self.config = config
         self.failures = 0
-        self._pool = ThreadPoolExecutor(4, thread_name_prefix="engram-recall") \
-            if getattr(store, "parallel_reads", False) else None
+        self._pool: Executor | None = getattr(store, "read_pool", None)
 
     def safe_recall(self, request: RecallRequest) -> RecallResult:
         """`recall`, but a failure is logged and counted and yields an empty context."""

@@ -32,6 +32,7 @@ from engram.streams.processor import Processor, ProcessorContext
 from engram.streams.topology import build_topology
 
 from .context import default_context
+from .lineage import memory_lineage
 from .log import EventLog, open_database
 
 log = logging.getLogger("engram.runtime")
@@ -273,8 +274,6 @@ class EmbeddedRuntime:
 
     def lineage(self, tenant: str, user: str, memory_id: str) -> list[dict[str, object]]:
         """The memory's changes back to the L0 turns, from the log (one dict per change)."""
-        from .lineage import memory_lineage
-
         return [step.as_dict() for step in memory_lineage(self.log, tenant, user, memory_id)]
 
     # -- rebuild -----------------------------------------------------------------
