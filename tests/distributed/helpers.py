@@ -58,7 +58,10 @@ class WorkerProcess:
     def __init__(self, command: list[str], log_path: Path, env: dict[str, str] | None = None) -> None:
         self.command = command
         self.log_path = log_path
-        self.env = {**os.environ, **(env or {})}
+        # A test worker writes its own data folder's chDB, as the CLI of the test reads it; a
+        # shared ENGRAM_CLICKHOUSE_DSN (exported by `deploy/local/services env`) would split them.
+        inherited = {k: v for k, v in os.environ.items() if k != "ENGRAM_CLICKHOUSE_DSN"}
+        self.env = {**inherited, **(env or {})}
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
 
