@@ -41,6 +41,8 @@ ROLE_CHOICES = ("all", "processors", "projectors", "extract", "consolidate", "su
               help="Projectors: records per batch at most (one Weaviate write per collection and tenant each).")
 @click.option("--batch-within", type=float, default=0.05, show_default=True,
               help="Seconds to wait for a batch to fill.")
+@click.option("--fetch-max-wait", type=float, default=0.05, show_default=True,
+              help="Processors: longest wait of one Kafka fetch, seconds (faust's own default is 1.5 s).")
 @click.option("--commit-interval", type=float, default=1.0, show_default=True,
               help="Offset commit interval (s); projectors also flush ClickHouse at this interval.")
 @click.option("--governance-interval", type=float, default=3600.0, show_default=True,
@@ -53,7 +55,8 @@ ROLE_CHOICES = ("all", "processors", "projectors", "extract", "consolidate", "su
 @click.pass_context
 def worker(ctx: click.Context, role: str, bootstrap: str, prefix: str, generation: int, weaviate_url: str,
            weaviate_grpc_port: int, clickhouse_dsn: str | None, no_analytics: bool, batch_size: int,
-           projector_batch_size: int, batch_within: float, commit_interval: float, governance_interval: float,
+           projector_batch_size: int, batch_within: float, fetch_max_wait: float, commit_interval: float,
+           governance_interval: float,
            instance_id: str | None, no_create_topics: bool, loglevel: str, die_with_parent: bool) -> None:
     """Run the distributed runtime's workers: processors on faust-streaming, projectors to Weaviate/ClickHouse."""
     try:
@@ -70,7 +73,8 @@ def worker(ctx: click.Context, role: str, bootstrap: str, prefix: str, generatio
     data, ns = Path(ctx.obj["data"]), Namespace(prefix, generation)
     processors = None if role == "projectors" else WorkerSettings(
         bootstrap=bootstrap, namespace=ns, role="processors" if role == "all" else role, batch_size=batch_size,
-        batch_within=batch_within, commit_interval=commit_interval, instance_id=instance_id,
+        batch_within=batch_within, fetch_max_wait=fetch_max_wait, commit_interval=commit_interval,
+        instance_id=instance_id,
         governance_interval=governance_interval, datadir=data / "faust" / f"{socket.gethostname()}-{os.getpid()}",
     )
     projectors = None if role not in ("all", "projectors") else ProjectorSettings(

@@ -5,25 +5,31 @@ Commit order, per batch of records (at-least-once; exactly-once mode is not used
 1. Compare the records with the stage's progress (`engram.distributed.progress`):
    drop those already handled, read back any that faust skipped.
 2. `StageRunner.run_batch`: decode, skip what each key's state already applied,
-   run the pure processor (no I/O).
-3. Produce every derived event and dead letter (`Sink`: idempotent
+   run the pure processor (no I/O). The new values (states, then progress) go
+   into the in-memory table at once, so the next batch computes on them.
+3. Landing, on one chain per stage so batches land in the order they were
+   computed: produce every derived event and dead letter (`Sink`: idempotent
    confluent-kafka producer) and wait until the broker has acknowledged all of
-   them (acks=all).
-4. Write each changed key's new value (state + applied marks, one value), then
-   the new progress per input partition, to the table and its compacted
-   changelog (states before progress in each changelog partition), and wait for
+   them (acks=all); then write the batch's new values to the table's compacted
+   changelog (states before progress in each changelog partition) and wait for
    those acknowledgements.
-5. Return: `take_events` acks the records; faust's commit loop commits acked
-   offsets every `commit_interval`. Those offsets only say where fetching
-   resumes; what is done is what step 4 recorded.
+4. The agent does not wait for its batch to land before taking the next one
+   (at most `MAX_LANDING` batches are landing at a time): broker round trips
+   overlap the next batch's computing. `take_events` acks the records when the
+   agent takes the next batch, so faust may commit offsets of a batch that has
+   not landed yet. Those offsets only say where fetching resumes; what is done
+   is the progress step 3 recorded, and records between the two are read back
+   (step 1, and the tail check) after a crash.
 
-A crash before 4 completes replays the batch: the states do not know it, the
-pure processor derives the same events with the same ids (harmless
-duplicates). A crash after it replays nothing (progress) or, for the part of a
-batch whose states landed without their progress, skips per key (applied
-marks): nothing is applied twice and nothing is lost. A batch is never split
-by cancellation (it runs shielded), and any I/O failure stops the worker hard
-(`on_fatal`) so the restart replays it. A timer (`_tail_check`) reads back the
+A crash before a batch's changelog write completes replays the batch: the
+durable states do not know it, the pure processor derives the same events with
+the same ids (harmless duplicates). A crash after it replays nothing (progress)
+or, for the part of a batch whose states landed without their progress, skips
+per key (applied marks): nothing is applied twice and nothing is lost. A batch
+is never split by cancellation (it runs shielded, and a stopping agent waits
+for its landings), a rebalance waits until every landing of the worker is done
+before partitions move, and any I/O failure stops the worker hard (`on_fatal`)
+so the restart replays it. A timer (`_tail_check`) reads back the
 last records of a quiet partition that faust committed without delivering.
 Another (`_govern`, in the stage that consumes `GovernanceTick`) is the
 governance edge: it produces ticks to the commands topic (`engram.distributed.governor`).
@@ -50,6 +56,7 @@ from engram.streams.govern import tick_bucket
 from engram.streams.processor import ProcessorContext
 from engram.streams.topology import Stage, build_topology
 
+from .faust_consumer import DEFAULT_FETCH_MAX_WAIT, app_with_fetch_wait
 from .gapreader import GapReader
 from .governor import tick_sends, user_keys
 from .progress import Gap
@@ -61,6 +68,8 @@ from .topics import MAX_STATE_BYTES, ROLES, Namespace
 log = logging.getLogger("engram.distributed.worker")
 
 EXIT_FATAL = 70
+MAX_LANDING = 2
+"""Batches of one stage whose outputs and states may be on their way to the broker at once."""
 
 
 def _exit_now(reason: str) -> None:
@@ -89,6 +98,8 @@ class WorkerSettings:
     stall_after: float = 30.0
     governance_interval: float = 3600.0
     """Seconds between governance ticks (wall clock rounded down to it); 0 disables the timer."""
+    fetch_max_wait: float = DEFAULT_FETCH_MAX_WAIT
+    """Longest wait of one Kafka fetch (faust's own is 1.5 s: see `engram.distributed.faust_consumer`)."""
     on_fatal: Callable[[str], None] = _exit_now
 
 
@@ -115,7 +126,7 @@ def build_app(settings: WorkerSettings, ctx: ProcessorContext | None = None) -> 
     from engram.runtime.context import default_context
 
     ns = settings.namespace
-    app = faust.App(ns.app_id(settings.role), **_app_config(settings))
+    app = app_with_fetch_wait(ns.app_id(settings.role), settings.fetch_max_wait, **_app_config(settings))
     stages = stages_for(settings.role)
     context = ctx or default_context()
     sink, decoded = Sink(settings.bootstrap), DecodeCache()
@@ -163,6 +174,7 @@ class FaustStage:
         self._last_seen: dict[tuple[str, int], float] = {}
         self._last_stats = time.monotonic()
         self._last_tick: datetime | None = None
+        self._landing: list[asyncio.Future[None]] = []
 
     def install(self) -> None:
         ns, raw = self.settings.namespace, _raw_schema()
@@ -174,6 +186,7 @@ class FaustStage:
         self.app.timer(self.settings.tail_check, name=f"engram-{self.name}-tail-check")(self._tail_check)
         if self.settings.governance_interval > 0 and "GovernanceTick" in self.stage.processor.consumes:
             self.app.timer(self.settings.governance_interval, name=f"engram-{self.name}-govern")(self._govern)
+        self.app.on_partitions_revoked.connect(self._before_revoke)
 
     # -- the agent ------------------------------------------------------------------------------
     async def _agent(self, stream: Any) -> None:
@@ -182,7 +195,8 @@ class FaustStage:
             try:
                 await asyncio.shield(task)
             except asyncio.CancelledError:
-                await task  # finish the batch (outputs, then state) before take_events acks it
+                await task  # finish computing the batch and let it land before the agent stops
+                await self.landed()
                 raise
 
     async def _batch(self, records: list[Inbound]) -> None:
@@ -201,15 +215,42 @@ class FaustStage:
             raise
 
     async def _handle(self, records: list[Inbound], gaps: list[Gap]) -> None:
-        """Steps 1-4 of the commit order."""
+        """Steps 1-2 of the commit order here; step 3 on the landing chain."""
         filled = await self.gaps.read(gaps) if gaps else {}
         result = self.runner.run_batch(records, self.table.data, filled)
-        await self.sink.send_all([Send(o.topic, o.key, o.value, None, o.headers) for o in result.outputs])
-        changelog = self.table.changelog_topic.get_topic_name()
         for write in result.writes:
             self.table.data[write.key] = write.value
-        await self.sink.send_all([Send(changelog, w.key, w.value, w.partition) for w in result.writes])
         self._stats(result)
+        if not (result.outputs or result.writes):
+            return
+        self._landing = [f for f in self._landing if not f.done()]
+        previous = self._landing[-1] if self._landing else None
+        self._landing.append(asyncio.ensure_future(self._land(previous, result)))
+        if len(self._landing) > MAX_LANDING:
+            await asyncio.shield(self._landing[0])
+
+    async def _land(self, previous: asyncio.Future[None] | None, result: BatchResult) -> None:
+        """Step 3: outputs acknowledged, then states and progress acknowledged; after the batch before."""
+        try:
+            if previous is not None:
+                await previous
+            await self.sink.send_all([Send(o.topic, o.key, o.value, None, o.headers) for o in result.outputs])
+            changelog = self.table.changelog_topic.get_topic_name()
+            await self.sink.send_all([Send(changelog, w.key, w.value, w.partition) for w in result.writes])
+        except Exception as exc:  # noqa: BLE001 - fail-stop: the restart replays what did not land
+            log.exception("stage %s: landing a batch failed", self.name)
+            self.settings.on_fatal(f"stage {self.name}: {exc!r}")
+            raise
+
+    async def landed(self) -> None:
+        """Wait until every batch computed so far has landed (outputs and changelog acknowledged)."""
+        while self._landing:
+            pending, self._landing = self._landing, []
+            await asyncio.gather(*pending)
+
+    async def _before_revoke(self, *_: Any, **__: Any) -> None:
+        """Partitions may move to another worker: what this one computed must be durable first."""
+        await self.landed()
 
     # -- the tail check ---------------------------------------------------------------------------
     async def _tail_check(self, *_: Any) -> None:
