@@ -23,6 +23,7 @@ turns like the embedded log's sequence numbers do.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -36,8 +37,8 @@ from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
 
 from engram.core.embedding import Embedder
 from engram.projections.clickhouse import ClickHouseProjector
-from engram.projections.clickhouse_client import ClickHouseTarget
-from engram.projections.clickhouse_shared import shared_connection
+from engram.projections.clickhouse_client import ClickHouseTarget, Connection
+from engram.projections.clickhouse_shared import shared_connection, wanted
 from engram.projections.projector import PROJECTED_TYPES, CurrentMemoryProjector
 from engram.projections.weaviate_store import WeaviateStore
 from engram.schemas import topics as t
@@ -50,6 +51,8 @@ log = logging.getLogger("engram.distributed.projector")
 
 PROJECTOR_ROLE = "projectors"
 RETRIES = 5
+IDLE_RELEASE = 5.0
+"""Seconds without an insert after which a projector gives its chDB engine back unasked."""
 
 
 @dataclass(frozen=True)
@@ -83,27 +86,62 @@ def weaviate_prefix(ns: Namespace) -> str:
 
 
 class AnalyticsWriter:
-    """Inserts events into ClickHouse in one batch per call (a chDB engine is opened per call, under its lock)."""
+    """Inserts events into ClickHouse in one batch per call.
 
-    def __init__(self, target: ClickHouseTarget) -> None:
+    A chDB engine is shared with other processes under a lock (`clickhouse_shared`), and
+    opening it is slow and holds the GIL (it stalled the projector's main thread). So while
+    the projector is busy the writer keeps it open across inserts, and gives it back when
+    the projector has been idle a while (`release()`), when another process asks for it
+    (`wanted`), or after `hold` seconds.
+    """
+
+    def __init__(self, target: ClickHouseTarget, hold: float = 60.0) -> None:
         self.target = target
+        self.hold = hold
         self._schema_ready = False
+        self._held: tuple[contextlib.ExitStack, Connection, float] | None = None
 
-    def write(self, events: Sequence[Event]) -> int:
+    def write(self, events: Sequence[Event], keep: bool = False) -> int:
         """Insert, retrying with backoff (rows are deduplicated by event id, so a retry is harmless)."""
-        return with_backoff(lambda: self._write(events), "clickhouse insert")
+        return with_backoff(lambda: self._write(events, keep), "clickhouse insert", self.release)
 
-    def _write(self, events: Sequence[Event]) -> int:
+    def _write(self, events: Sequence[Event], keep: bool) -> int:
         if not events:
+            if not keep:
+                self.release()
             return 0
-        with shared_connection(self.target) as conn:
-            projector = ClickHouseProjector(conn)
-            if not self._schema_ready:
-                projector.create_schema()
-                self._schema_ready = True
-            projector.apply_all(events)
-            projector.flush()
+        projector = ClickHouseProjector(self._connection())
+        if not self._schema_ready:
+            projector.create_schema()
+            self._schema_ready = True
+        projector.apply_all(events)
+        projector.flush()
+        if not keep or wanted(self.target) or (self._held is not None
+                                               and time.monotonic() - self._held[2] >= self.hold):
+            self.release()
         return len(events)
+
+    def _connection(self) -> Connection:
+        if self._held is None:
+            stack = contextlib.ExitStack()
+            conn = stack.enter_context(shared_connection(self.target))
+            self._held = (stack, conn, time.monotonic())
+        return self._held[1]
+
+    @property
+    def holding(self) -> bool:
+        return self._held is not None
+
+    @property
+    def wanted(self) -> bool:
+        """Another process waits for the engine this writer holds."""
+        return self._held is not None and wanted(self.target)
+
+    def release(self) -> None:
+        """Close the engine (and its lock) if this writer holds it."""
+        held, self._held = self._held, None
+        if held is not None:
+            held[0].close()
 
 
 Offsets = dict[tuple[str, int], int]
@@ -175,6 +213,8 @@ class ProjectorLoop:
         finally:
             consumer.close()
             self.store.close()
+            if self.analytics is not None:
+                self._writer.submit(self.analytics.release)
             self._writer.shutdown(wait=False)
 
     def handle(self, messages: Sequence[Message]) -> None:
@@ -209,6 +249,9 @@ class ProjectorLoop:
             self._commit(consumer, offsets)
             self._inflight = None
         if not self._uncommitted or not (idle or self._due()):
+            if idle and self.analytics is not None and self.analytics.holding and (
+                    self.analytics.wanted or time.monotonic() - self._last_analytics >= IDLE_RELEASE):
+                self._writer.submit(self.analytics.release).result()
             return
         events, offsets = self._events, self._uncommitted
         self._events, self._uncommitted = [], {}
@@ -216,7 +259,7 @@ class ProjectorLoop:
         if self.analytics is None:
             self._commit(consumer, offsets)
             return
-        self._inflight = (self._writer.submit(self.analytics.write, events), offsets)
+        self._inflight = (self._writer.submit(self.analytics.write, events, True), offsets)
         if idle:  # caught up: finish now, for the lowest latency
             self._advance(consumer, idle=True)
 

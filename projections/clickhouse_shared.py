@@ -4,9 +4,12 @@ A ClickHouse server takes any number of clients. A chDB directory does not:
 the engine belongs to the one process that opened it, and a second process
 fails to open it. So for a chDB target every user opens the engine only for
 the duration of one piece of work, under an exclusive lock file beside the
-directory, and closes it again (re-opening costs ~60 ms). The projector
-worker flushes in batches, so it holds the engine a small share of the time
-and `engram history` / `engram sql` get their turn.
+directory, and closes it again. Opening an engine is not cheap (60 ms on an
+empty directory, more with data, and it holds Python's GIL meanwhile), so a
+busy projector keeps it open across inserts; a process that finds the lock
+taken leaves a "wanted" file beside it, and the holder gives the engine back
+at its next insert (`wanted`). `engram history` / `engram sql` therefore wait
+about one insert interval, not until the projector is idle.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 from .clickhouse_client import ClickHouseTarget, Connection, open_connection
 
 LOCK_SUFFIX = ".lock"
+WANTED_SUFFIX = ".wanted"
 
 
 def lock_path(target: ClickHouseTarget) -> Path | None:
@@ -28,6 +32,16 @@ def lock_path(target: ClickHouseTarget) -> Path | None:
         return None
     path = Path(target.chdb_path)
     return path.with_name(path.name + LOCK_SUFFIX)
+
+
+def wanted(target: ClickHouseTarget) -> bool:
+    """True if another process is waiting for this chDB target's engine (the holder should release it)."""
+    path = lock_path(target)
+    return path is not None and _wanted_path(path).exists()
+
+
+def _wanted_path(lock: Path) -> Path:
+    return lock.with_name(lock.name.removesuffix(LOCK_SUFFIX) + WANTED_SUFFIX)
 
 
 @contextmanager
@@ -44,10 +58,12 @@ def exclusive(path: Path | None, timeout: float) -> Iterator[None]:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
+                _wanted_path(path).touch()
                 if time.monotonic() >= deadline:
                     raise TimeoutError(f"ClickHouse engine {path.with_suffix('')} busy for {timeout}s "
                                        f"(held by another Engram process)") from None
                 time.sleep(0.02)
+        _wanted_path(path).unlink(missing_ok=True)
         try:
             yield
         finally:

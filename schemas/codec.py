@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -35,7 +36,9 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
 """(type, version) -> function lifting a raw dict to version + 1."""
 
 
+@functools.cache
 def current_version(event_type: str) -> int:
+    """The schema version an event type is written with (cached: it is read once per decoded event)."""
     return int(EVENT_TYPES[event_type].model_fields["schema_version"].default)
 
 
