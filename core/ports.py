@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from engram.schemas.events import LLMOutcome, LLMTask, TurnRecorded
 from engram.schemas.memory import Candidate, MemoryRecord, SummarySections
+
+Progress = Callable[[int], None]
+"""A long job's progress callback: told how many more items are done."""
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from engram.core.ports import Progress
 from engram.projections.clickhouse_client import ClickHouseTarget, configured_target
 from engram.projections.clickhouse_queries import resolve_query, run_query
 from engram.projections.clickhouse_shared import shared_connection
@@ -40,9 +41,6 @@ from .projector import weaviate_prefix
 from .topics import Namespace
 
 log = logging.getLogger("engram.distributed.facade")
-
-Progress = Callable[[int], None]
-
 
 @dataclass(frozen=True)
 class Endpoints:

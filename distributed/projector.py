@@ -51,8 +51,6 @@ log = logging.getLogger("engram.distributed.projector")
 
 PROJECTOR_ROLE = "projectors"
 RETRIES = 5
-IDLE_RELEASE = 5.0
-"""Seconds without an insert after which a projector gives its chDB engine back unasked."""
 
 
 @dataclass(frozen=True)
@@ -89,26 +87,27 @@ class AnalyticsWriter:
     """Inserts events into ClickHouse in one batch per call.
 
     A chDB engine is shared with other processes under a lock (`clickhouse_shared`), and
-    opening it is slow and holds the GIL (it stalled the projector's main thread). So while
-    the projector is busy the writer keeps it open across inserts, and gives it back when
-    the projector has been idle a while (`release()`), when another process asks for it
-    (`wanted`), or after `hold` seconds.
+    opening it is slow and holds the GIL (it stalled the projector's main thread). So the
+    writer keeps it open across inserts and gives it back (`release_if_due`) when another
+    process asks for it (`wanted`), after `idle_release` seconds without an insert, or after
+    `hold` seconds in all.
     """
 
-    def __init__(self, target: ClickHouseTarget, hold: float = 60.0) -> None:
+    def __init__(self, target: ClickHouseTarget, hold: float = 60.0, idle_release: float = 5.0) -> None:
         self.target = target
         self.hold = hold
+        self.idle_release = idle_release
         self._schema_ready = False
-        self._held: tuple[contextlib.ExitStack, Connection, float] | None = None
+        self._held: contextlib.ExitStack | None = None
+        self._conn: Connection | None = None
+        self._opened_at = self._written_at = 0.0
 
-    def write(self, events: Sequence[Event], keep: bool = False) -> int:
+    def write(self, events: Sequence[Event]) -> int:
         """Insert, retrying with backoff (rows are deduplicated by event id, so a retry is harmless)."""
-        return with_backoff(lambda: self._write(events, keep), "clickhouse insert", self.release)
+        return with_backoff(lambda: self._write(events), "clickhouse insert", self.release)
 
-    def _write(self, events: Sequence[Event], keep: bool) -> int:
+    def _write(self, events: Sequence[Event]) -> int:
         if not events:
-            if not keep:
-                self.release()
             return 0
         projector = ClickHouseProjector(self._connection())
         if not self._schema_ready:
@@ -116,32 +115,35 @@ class AnalyticsWriter:
             self._schema_ready = True
         projector.apply_all(events)
         projector.flush()
-        if not keep or wanted(self.target) or (self._held is not None
-                                               and time.monotonic() - self._held[2] >= self.hold):
-            self.release()
+        self._written_at = time.monotonic()
+        self.release_if_due()
         return len(events)
 
     def _connection(self) -> Connection:
-        if self._held is None:
-            stack = contextlib.ExitStack()
-            conn = stack.enter_context(shared_connection(self.target))
-            self._held = (stack, conn, time.monotonic())
-        return self._held[1]
+        if self._conn is None:
+            self._held = contextlib.ExitStack()
+            self._conn = self._held.enter_context(shared_connection(self.target))
+            self._opened_at = time.monotonic()
+        return self._conn
 
     @property
     def holding(self) -> bool:
         return self._held is not None
 
-    @property
-    def wanted(self) -> bool:
-        """Another process waits for the engine this writer holds."""
-        return self._held is not None and wanted(self.target)
+    def release_if_due(self) -> None:
+        """Give the engine back if a reader waits for it, it sat idle, or it was held long enough."""
+        if self._held is None:
+            return
+        now = time.monotonic()
+        if (wanted(self.target) or now - self._written_at >= self.idle_release
+                or now - self._opened_at >= self.hold):
+            self.release()
 
     def release(self) -> None:
         """Close the engine (and its lock) if this writer holds it."""
-        held, self._held = self._held, None
+        held, self._held, self._conn = self._held, None, None
         if held is not None:
-            held[0].close()
+            held.close()
 
 
 Offsets = dict[tuple[str, int], int]
@@ -249,9 +251,8 @@ class ProjectorLoop:
             self._commit(consumer, offsets)
             self._inflight = None
         if not self._uncommitted or not (idle or self._due()):
-            if idle and self.analytics is not None and self.analytics.holding and (
-                    self.analytics.wanted or time.monotonic() - self._last_analytics >= IDLE_RELEASE):
-                self._writer.submit(self.analytics.release).result()
+            if idle and self.analytics is not None and self.analytics.holding:
+                self._writer.submit(self.analytics.release_if_due).result()
             return
         events, offsets = self._events, self._uncommitted
         self._events, self._uncommitted = [], {}
@@ -259,7 +260,7 @@ class ProjectorLoop:
         if self.analytics is None:
             self._commit(consumer, offsets)
             return
-        self._inflight = (self._writer.submit(self.analytics.write, events, True), offsets)
+        self._inflight = (self._writer.submit(self.analytics.write, events), offsets)
         if idle:  # caught up: finish now, for the lowest latency
             self._advance(consumer, idle=True)
 

@@ -11,10 +11,11 @@ rebuild would race the drop.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from engram.core.embedding import Embedder
+from engram.core.ports import Progress
 from engram.projections.clickhouse import ClickHouseProjector
 from engram.projections.clickhouse_client import ClickHouseTarget
 from engram.projections.clickhouse_shared import shared_connection
@@ -24,9 +25,6 @@ from engram.schemas import topics as t
 
 from .readback import Record, iter_topic
 from .topics import Namespace
-
-Progress = Callable[[int], None]
-
 
 @dataclass(frozen=True)
 class RebuildReport:

@@ -19,10 +19,11 @@ stopped, and a duplicate write is harmless (rows are deduplicated by event id).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
+from engram.core.ports import Progress
 from engram.schemas.base import Event
 
 from .clickhouse import ClickHouseProjector
@@ -33,9 +34,6 @@ DEFAULT_MODE = "off"
 _ON = frozenset({"chdb", "on", "clickhouse", "1", "true"})
 _OFF = frozenset({"off", "none", "0", "false", ""})
 CATCH_UP_BATCH = 10_000
-
-Progress = Callable[[int], None]
-
 
 class EventLogLike(Protocol):
     """What LogAnalytics needs of an event log (runtime.log.EventLog has it)."""

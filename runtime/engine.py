@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import logging
 from collections import Counter, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from engram.core.ports import Progress
 from engram.projections.clickhouse_runtime import open_analytics
 from engram.projections.embedded_store import EmbeddedStore
 from engram.projections.projector import CurrentMemoryProjector
@@ -38,9 +39,6 @@ from .log import EventLog, open_database
 log = logging.getLogger("engram.runtime")
 
 PIPELINE = "pipeline"
-Progress = Callable[[int], None]
-
-
 @dataclass
 class IngestReport:
     received: int = 0

@@ -6,7 +6,9 @@ import asyncio
 
 import pytest
 
-pytest.importorskip("faust")
+from tests.services import import_client  # noqa: E402
+
+import_client("faust", "kafka")
 
 from engram.distributed.app import WorkerSettings, build_app  # noqa: E402
 from engram.distributed.topics import Namespace  # noqa: E402
