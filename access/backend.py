@@ -72,12 +72,10 @@ class MemoryBackend(Protocol):
         """Append events nothing needs to wait for (feedback)."""
         ...
 
-    def recall(self, request: RecallRequest, deadline_ms: float,
-               precheck: Callable[[MemoryStore], None] | None = None) -> RecallResult | None:
-        """Recall within the deadline; None when it failed or could not even start in time.
+    def recall(self, request: RecallRequest, deadline_ms: float) -> RecallResult | None:
+        """Recall within the deadline (waits included); None when it failed or could not even start in time.
 
-        `precheck` runs first against the projection (it may raise, e.g. for an
-        unknown session) and counts against the same deadline.
+        A new user or session is not a failure: the result says so (`user_known`, `session_known`).
         """
         ...
 
@@ -146,16 +144,16 @@ class EmbeddedBackend:
             self.runtime.append(events, process=False)
 
     # -- recall ----------------------------------------------------------------------
-    def recall(self, request: RecallRequest, deadline_ms: float,
-               precheck: Callable[[MemoryStore], None] | None = None) -> RecallResult | None:
+    def recall(self, request: RecallRequest, deadline_ms: float) -> RecallResult | None:
         start = time.perf_counter()
         if not self._lock.acquire(timeout=deadline_ms / 1000):
             self._counts.add("recall.lock_timeout")
             return None
         try:
-            if precheck is not None:
-                precheck(self.runtime.store)
-            remaining = max(1.0, deadline_ms - (time.perf_counter() - start) * 1000)
+            remaining = deadline_ms - (time.perf_counter() - start) * 1000
+            if remaining <= 0:  # the wait for the lock used the whole deadline: degrade, do not overrun
+                self._counts.add("recall.lock_timeout")
+                return None
             service = RecallService(self.runtime.store, self.runtime.ctx.embedder, _with_deadline(self.config, remaining))
             result = service.safe_recall(request)
             self._counts.add("recall.failed", service.failures)

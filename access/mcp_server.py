@@ -2,8 +2,9 @@
 
 Tools: `memory_write`, `memory_read`, `memory_search`, `memory_delete` and
 `memory_recall`. Each names its tenant, user and session, validated the same
-way on write and read; a read naming an unknown user or session is an error,
-never an empty answer. Over HTTP every request needs `Authorization: Bearer`
+way on write and read. A new user or session is normal (`user_known` /
+`session_known` false in the answer); a read of one named thing (a memory id)
+that does not exist is an error. Over HTTP every request needs `Authorization: Bearer`
 with `ENGRAM_MCP_TOKEN` (or an API key, scoped to its tenant) once any is
 configured; without one only loopback clients are served. Over stdio the
 caller is the local user who started the process (optionally pinned to one
@@ -84,35 +85,44 @@ class EngramMCP:
         return {"message_id": turn.message_id, "stored": result.appended == 1,
                 "memories_changed": result.events.get("MemoryChanged", 0)}
 
-    async def memory_read(self, tenant: Identifier, user: Identifier, session: Identifier,
+    async def memory_read(self, tenant: Identifier, user: Identifier, session: Identifier | None = None,
                           memory_id: Identifier | None = None, ctx: Context | None = None) -> dict[str, Any]:
-        """Read what is remembered about the user: one memory by id, or all active memories plus the latest
-        summary of the session. An unknown user or session is an error."""
+        """Read what is remembered about the user: one memory by id (an unknown id is an error), or all
+        active memories plus the latest summary of the session. A new user or session is not an error:
+        `user_known` / `session_known` are then false."""
         who = self._who(ctx)
-        await self._call(self.access.require_session, who, tenant, user, session)
         if memory_id is not None:
             record = await self._call(self.access.memory, who, tenant, user, memory_id)
             return {"memory": _memory(record)}
+        await self._call(who.check_tenant, tenant)
+        user_known, session_known = await self._call(self.access.known, tenant, user, session)
+        self.access.note_unknown("read", tenant, user, session, user_known, session_known)
+        if not user_known:
+            return {"memories": [], "session_summary": None, "user_known": False, "session_known": False}
         records = await self._call(self.access.memories, who, tenant, user, "active")
-        summary = await self._call(self.access.summary, who, tenant, user, session)
+        summary = (await self._call(self.access.summary, who, tenant, user, session)
+                   if session is not None and session_known else None)
         return {"memories": [_memory(r) for r in records],
-                "session_summary": summary.sections.render() if summary is not None else None}
+                "session_summary": summary.sections.render() if summary is not None else None,
+                "user_known": True, "session_known": session_known}
 
-    async def memory_search(self, tenant: Identifier, user: Identifier, session: Identifier, query: Text,
-                            limit: Limit = 10, ctx: Context | None = None) -> dict[str, Any]:
-        """Search the user's active memories by meaning and keywords; best matches first."""
-        hits = await self._call(self.access.search, self._who(ctx), tenant, user, session, query, limit)
+    async def memory_search(self, tenant: Identifier, user: Identifier, query: Text,
+                            session: Identifier | None = None, limit: Limit = 10,
+                            ctx: Context | None = None) -> dict[str, Any]:
+        """Search the user's active memories by meaning and keywords; best matches first. A new user or
+        session is not an error (no results, `user_known` false)."""
+        found = await self._call(self.access.search, self._who(ctx), tenant, user, session, query, limit)
         return {"results": [{**_memory(h.record), "score": round(h.vector_score + h.keyword_score, 4)}
-                            for h in hits]}
+                            for h in found.hits],
+                "user_known": found.user_known, "session_known": found.session_known}
 
-    async def memory_delete(self, tenant: Identifier, user: Identifier, session: Identifier,
+    async def memory_delete(self, tenant: Identifier, user: Identifier, session: Identifier | None = None,
                             memory_id: Identifier | None = None,
                             topic_text: Annotated[str, Field(max_length=500)] = "",
                             everything: bool = False, ctx: Context | None = None) -> dict[str, Any]:
         """Forget: one memory by id, every memory about a topic text, or everything about the user
         (then also session summaries and recent messages). Returns how many memories were really deleted."""
         who = self._who(ctx)
-        await self._call(self.access.require_session, who, tenant, user, session)
         if sum((memory_id is not None, bool(topic_text.strip()), everything)) != 1:
             raise ToolError("invalid_request: give exactly one of memory_id, topic_text or everything=true")
         if memory_id is not None:
@@ -125,10 +135,13 @@ class EngramMCP:
     async def memory_recall(self, tenant: Identifier, user: Identifier, agent: Identifier, session: Identifier,
                             question: Text, ctx: Context | None = None) -> dict[str, Any]:
         """The memory context for answering `question`: global cards, long-term memories, the session summary
-        and recent messages, ready for the system prompt. An empty `context` means: inject nothing."""
+        and recent messages, ready for the system prompt. An empty `context` means: inject nothing. A new
+        session still gets the user's long-term memory (`session_known` false); a new user gets an empty
+        context (`user_known` false)."""
         query = RecallQuery(tenant=tenant, user=user, agent=agent, session=session, question=question)
         response = await self._call(self.access.recall, self._who(ctx), query)
-        return response.model_dump(include={"recall_id", "context", "injected", "items", "recent", "degraded"})
+        return response.model_dump(include={"recall_id", "context", "injected", "items", "recent", "degraded",
+                                            "user_known", "session_known"})
 
 
 def _memory(record: Any) -> dict[str, Any]:

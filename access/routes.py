@@ -19,10 +19,10 @@ from .cards import CardService
 from .errors import Forbidden, NotFound, TooLarge
 from .models import (
     CardAgents, CardCreate, CardUpdate, ControlResult, CorrectionBody, FeedbackRequest, FeedbackResult,
-    ForgetBody, HealthInfo, IngestResult, LineageStep, MetricsInfo, RecallQuery, RecallResponse, TurnBatch,
-    UserScope,
+    ForgetBody, HealthInfo, IngestResult, LineageStep, MetricsInfo, RecallQuery, RecallResponse, SearchQuery,
+    SearchResponse, TurnBatch, UserScope,
 )
-from .service import AccessService
+from .service import AccessService, search_response
 
 service_routes = APIRouter(tags=["service"])
 memory_routes = APIRouter(tags=["memory"])
@@ -97,6 +97,13 @@ def post_turns(body: Annotated[OneOrMany, Body()], who: Who, access: Access,
 @memory_routes.post("/recall", response_model=RecallResponse, summary="Assemble the memory context")
 def post_recall(body: RecallQuery, who: Who, access: Access) -> RecallResponse:
     return access.recall(who, body)
+
+
+@memory_routes.post("/search", response_model=SearchResponse,
+                    summary="Search a user's memories (a new user or session is not an error)")
+def post_search(body: SearchQuery, who: Who, access: Access) -> SearchResponse:
+    found = access.search(who, body.tenant, body.user, body.session, body.query, body.limit)
+    return search_response(found)
 
 
 @memory_routes.post("/feedback", response_model=FeedbackResult, summary="Good/bad verdict on one recall")

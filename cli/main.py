@@ -114,7 +114,6 @@ def recall(ctx: click.Context, tenant: str, user: str, agent: str, session: str,
            question: str) -> None:
     """Assemble the memory context for a question."""
     with _runtime(ctx) as runtime:
-        _require_user(runtime, tenant, user)
         request = RecallRequest(tenant, user, agent, session, question, datetime.now(timezone.utc))
         result = runtime.recall(request)
     if as_json:

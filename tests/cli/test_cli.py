@@ -126,3 +126,15 @@ def test_demo_runs_as_an_installed_command(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "memories of demo/alice" in done.stdout and "summary of s-zh-1" in done.stdout
     assert "13800138000" not in done.stdout
+
+
+def test_recall_in_a_new_session_or_for_a_new_user_is_normal(run, turns_file: Path) -> None:
+    run("ingest", str(turns_file))
+    fresh = run("recall", "--tenant", "t1", "--user", "u1", "--agent", "a1", "--session", "brand-new", "--json",
+                "我喜欢什么编程语言")
+    assert fresh.exit_code == 0, fresh.output
+    body = json.loads(fresh.output)
+    assert (body["user_known"], body["session_known"], body["recent"]) == (True, False, [])
+    assert any("Java" in item["text"] for item in body["sections"]["long_term"])
+    nobody = run("recall", "--tenant", "t1", "--user", "nobody", "--agent", "a1", "--session", "s1", "hello")
+    assert nobody.exit_code == 0 and "new user" in nobody.output and "nothing recalled" in nobody.output
