@@ -8,7 +8,8 @@ from pathlib import Path
 import anyio
 
 from .auth import LOCAL, KeyRing, Principal, check_bind
-from .backend import EmbeddedBackend, MemoryBackend
+from engram.runtime_port import MemoryRuntime, open_runtime
+
 from .guard import ASGIApp, Guard, Receive, Scope, Send
 from .http_app import Limits, create_app
 from .mcp_server import EngramMCP, create_mcp_http_app, mcp_keys
@@ -31,7 +32,7 @@ class Dispatch:
             await self.api(scope, receive, send)
 
 
-def server_app(backend: MemoryBackend, keys: KeyRing, host: str, limits: Limits | None = None,
+def server_app(backend: MemoryRuntime, keys: KeyRing, host: str, limits: Limits | None = None,
                with_mcp: bool = False, mcp_token: str | None = None) -> ASGIApp:
     """The HTTP API (and, with `with_mcp`, the MCP server at /mcp) over one back end."""
     limits = limits or Limits()
@@ -46,26 +47,32 @@ def server_app(backend: MemoryBackend, keys: KeyRing, host: str, limits: Limits 
 
 
 def build_server(data: Path, host: str, with_mcp: bool, env: Mapping[str, str]) -> tuple[ASGIApp, str]:
-    """`engram serve`: refuse an insecure bind before opening anything; return the app and the notice."""
+    """`engram serve`: refuse an insecure bind before opening anything; return the app and the notice.
+
+    The runtime is the one ENGRAM_RUNTIME names (`open_runtime`), never silently the embedded one.
+    """
     keys = KeyRing.from_env(env)
     notice = check_bind(host, not keys.open, "engram serve")
     token = env.get("ENGRAM_MCP_TOKEN") or None
-    app = server_app(EmbeddedBackend.open(data), keys, host, Limits.from_env(env), with_mcp, token)
-    return app, notice + (" (MCP at /mcp)" if with_mcp else "")
+    backend = open_runtime(data, env, serving=True)
+    app = server_app(backend, keys, host, Limits.from_env(env), with_mcp, token)
+    return app, f"{notice} ({backend.name} runtime)" + (" (MCP at /mcp)" if with_mcp else "")
 
 
 def build_mcp_http(data: Path, host: str, env: Mapping[str, str]) -> tuple[ASGIApp, str]:
     """`engram mcp --transport http`: the MCP server alone, at /mcp."""
     keys = mcp_keys(KeyRing.from_env(env), env.get("ENGRAM_MCP_TOKEN") or None)
     notice = check_bind(host, not keys.open, "engram mcp")
-    access = AccessService(EmbeddedBackend.open(data))
-    return create_mcp_http_app(EngramMCP(access), keys, host, Limits.from_env(env).max_body_bytes), notice
+    backend = open_runtime(data, env, serving=True)
+    access = AccessService(backend)
+    app = create_mcp_http_app(EngramMCP(access), keys, host, Limits.from_env(env).max_body_bytes)
+    return app, f"{notice} ({backend.name} runtime)"
 
 
-def run_mcp_stdio(data: Path, tenant: str | None = None) -> None:
+def run_mcp_stdio(data: Path, tenant: str | None = None, env: Mapping[str, str] | None = None) -> None:
     """`engram mcp` over stdio: the caller is the local user (optionally pinned to one tenant)."""
     principal = Principal(f"stdio:{tenant}", tenant=tenant) if tenant else LOCAL
-    backend = EmbeddedBackend.open(data)
+    backend = open_runtime(data, env, serving=True)
     try:
         anyio.run(EngramMCP(AccessService(backend), principal).server.run_stdio_async)
     finally:

@@ -168,7 +168,7 @@ class AccessService:
         steps = self.backend.lineage(tenant, user, memory_id)
         if not steps:
             raise NotFound(f"no memory {memory_id!r} was ever recorded for this user", "unknown_memory")
-        return [LineageStep.model_validate(step.as_dict()) for step in steps]
+        return [LineageStep.model_validate(step) for step in steps]
 
     def search(self, who: Principal, tenant: str, user: str, session: str | None, query: str,
                limit: int) -> SearchResult:

@@ -56,7 +56,7 @@ def mcp(ctx: click.Context, transport: str, host: str, port: int, tenant: str | 
         if transport == "stdio":
             click.echo(f"engram mcp: stdio, data folder {data}" + (f", tenant {tenant}" if tenant else ""),
                        err=True)
-            run_mcp_stdio(data, tenant)
+            run_mcp_stdio(data, tenant, dict(os.environ))
             return
         app, notice = build_mcp_http(data, host, dict(os.environ))
     except AccessError as error:
