@@ -8,8 +8,9 @@ go to Weaviate, lineage to ClickHouse. The adapter keeps no memory state of its
 own, so several server processes can serve one deployment behind a balancer.
 
 Known limits: `exclusive` (card read-modify-write) is a lock inside this
-process only, and `event` finds only the recall observations this process
-produced (feedback on a recall served by another process is refused as unknown).
+process only, and `event` finds only the events this process produced (recall
+observations, feedback): feedback on a recall served by another process is
+refused as unknown.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from engram.runtime_port import GovernReport, IngestReport, with_deadline
 from engram.schemas import topics as t
 from engram.schemas.base import Event
 from engram.schemas.codec import EventDecodeError, decode
-from engram.schemas.events import MemoryChanged, RecallServed
+from engram.schemas.events import MemoryChanged
 from engram.schemas.inputs import TurnInput
 
 from .facade import DistributedRuntime, Endpoints
@@ -60,7 +61,7 @@ class DistributedBackend:
         self._card_lock = threading.RLock()
         self._counts: Counter[str] = Counter()
         self._counts_lock = threading.Lock()
-        self._served: OrderedDict[str, RecallServed] = OrderedDict()
+        self._served: OrderedDict[str, Event] = OrderedDict()
 
     @classmethod
     def from_env(cls, data: Path | str, env: Mapping[str, str] | None = None) -> DistributedBackend:
@@ -91,6 +92,14 @@ class DistributedBackend:
 
     def record(self, events: Sequence[Event]) -> None:
         self.runtime.append(events, wait=False)
+        for event in events:
+            self._remember(event)
+
+    def _remember(self, event: Event) -> None:
+        with self._counts_lock:
+            self._served[event.event_id] = event
+            while len(self._served) > 10_000:
+                self._served.popitem(last=False)
 
     def _marks(self) -> Marks:
         return high_watermarks(self.runtime.endpoints.bootstrap, [self._changes_topic])
@@ -109,10 +118,7 @@ class DistributedBackend:
         if not self.runtime.producer.record(observation):
             self._count("recall.observation_failed")
             log.warning("recall observation %s not queued", observation.recall_id)
-        with self._counts_lock:
-            self._served[observation.event_id] = observation
-            while len(self._served) > 10_000:
-                self._served.popitem(last=False)
+        self._remember(observation)
         return None if service.failures else result
 
     # -- reads -----------------------------------------------------------------------
