@@ -59,21 +59,24 @@ def build_server(data: Path, host: str, with_mcp: bool, env: Mapping[str, str]) 
     return app, f"{notice} ({backend.name} runtime)" + (" (MCP at /mcp)" if with_mcp else "")
 
 
-def build_mcp_http(data: Path, host: str, env: Mapping[str, str]) -> tuple[ASGIApp, str]:
+def build_mcp_http(data: Path, host: str, env: Mapping[str, str], tenant: str | None = None,
+                   user: str | None = None) -> tuple[ASGIApp, str]:
     """`engram mcp --transport http`: the MCP server alone, at /mcp."""
     keys = mcp_keys(KeyRing.from_env(env), env.get("ENGRAM_MCP_TOKEN") or None)
     notice = check_bind(host, not keys.open, "engram mcp")
     backend = open_runtime(data, env, serving=True)
     access = AccessService(backend)
-    app = create_mcp_http_app(EngramMCP(access), keys, host, Limits.from_env(env).max_body_bytes)
+    app = create_mcp_http_app(EngramMCP(access, tenant=tenant, user=user), keys, host,
+                              Limits.from_env(env).max_body_bytes)
     return app, f"{notice} ({backend.name} runtime)"
 
 
-def run_mcp_stdio(data: Path, tenant: str | None = None, env: Mapping[str, str] | None = None) -> None:
-    """`engram mcp` over stdio: the caller is the local user (optionally pinned to one tenant)."""
+def run_mcp_stdio(data: Path, tenant: str | None = None, env: Mapping[str, str] | None = None,
+                  user: str | None = None) -> None:
+    """`engram mcp` over stdio: the caller is the local user (optionally pinned to one tenant and user)."""
     principal = Principal(f"stdio:{tenant}", tenant=tenant) if tenant else LOCAL
     backend = open_runtime(data, env, serving=True)
     try:
-        anyio.run(EngramMCP(AccessService(backend), principal).server.run_stdio_async)
+        anyio.run(EngramMCP(AccessService(backend), principal, tenant, user).server.run_stdio_async)
     finally:
         backend.close()

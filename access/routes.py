@@ -14,7 +14,7 @@ from engram.schemas.events import SummarySnapshotted
 from engram.schemas.inputs import TurnInput
 from engram.schemas.memory import GlobalCard, MemoryRecord
 
-from .auth import Principal, is_loopback, token_from_headers
+from .auth import Principal, host_is_loopback, is_loopback, token_from_headers
 from .cards import CardService
 from .errors import Forbidden, NotFound, TooLarge
 from .models import (
@@ -34,8 +34,16 @@ def _client_host(request: Request) -> str | None:
 
 
 def principal(request: Request) -> Principal:
-    """The caller, from `Authorization: Bearer <key>` or `X-API-Key` (open mode: loopback only)."""
-    return request.app.state.keys.principal(token_from_headers(request.headers), _client_host(request))
+    """The caller, from `Authorization: Bearer <key>` or `X-API-Key` (open mode: loopback only).
+
+    In open mode the Host header must name a loopback address too: a page on another site whose name
+    was rebound to 127.0.0.1 (DNS rebinding) sends its own host name and is refused.
+    """
+    keys = request.app.state.keys
+    if keys.open and not host_is_loopback(request.headers):
+        raise Forbidden("no API keys are configured: only requests to a loopback host name are served",
+                        "loopback_only")
+    return keys.principal(token_from_headers(request.headers), _client_host(request))
 
 
 def access_service(request: Request) -> AccessService:

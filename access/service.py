@@ -96,6 +96,17 @@ class AccessService:
         return IngestResult(received=report.received, appended=report.appended, duplicates=report.duplicates,
                             events=dict(report.events))
 
+    def record(self, who: Principal, turns: Sequence[TurnInput]) -> tuple[IngestResult, list[MemoryChange]]:
+        """`ingest`, and the memory changes the turns caused (with their text)."""
+        for turn in turns:
+            who.check_tenant(turn.tenant)
+        report = self.backend.ingest(turns)
+        self.metrics.add("turns.received", report.received)
+        self.metrics.add("turns.appended", report.appended)
+        result = IngestResult(received=report.received, appended=report.appended, duplicates=report.duplicates,
+                              events=dict(report.events))
+        return result, control_result(report.changes).changes
+
     def recall(self, who: Principal, query: RecallQuery) -> RecallResponse:
         """The memory context; a failure or an exhausted deadline yields an empty, degraded one."""
         who.check_tenant(query.tenant)

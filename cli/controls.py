@@ -41,6 +41,8 @@ def opened(ctx: click.Context) -> Iterator[AccessService]:
     try:
         backend = open_runtime(ctx.obj["data"])
     except AccessError as error:
+        if error.code == "bad_runtime":
+            raise click.UsageError(error.message) from None
         raise click.ClickException(error.message) from None
     try:
         yield AccessService(backend)

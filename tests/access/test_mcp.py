@@ -255,3 +255,38 @@ def test_engram_mcp_over_http_needs_its_token_and_refuses_an_open_public_bind(tm
     finally:
         server.terminate()
         server.communicate(timeout=30)
+
+
+def test_memory_write_says_what_it_remembered_and_a_retry_without_message_id_stores_nothing(
+        deployment: Deployment) -> None:
+    d = deployment
+    ids = {"tenant": d.tenant_a, "user": new_id("user")}
+
+    async def body(session: ClientSession) -> None:
+        first = await call(session, "memory_write", **ids, content="I prefer green tea")
+        assert first["stored"] and [r["memory"] for r in first["remembered"]] == ["User prefers green tea"]
+        retry = await call(session, "memory_write", **ids, content="I prefer green tea")
+        assert (retry["stored"], retry["remembered"], retry["message_id"]) == (False, [], first["message_id"])
+        assert "extra" in (await fails(session, "memory_write", **ids, content="hi there", colour="red")).lower()
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        for tool in tools.values():
+            schema = getattr(tool, "input_schema", None) or getattr(tool, "inputSchema")  # mcp 2.x / 1.x
+            undescribed = [n for n, p in schema["properties"].items() if not p.get("description")]
+            assert undescribed == [], (tool.name, undescribed)
+
+    _over_http(d, d.mcp_token, body)
+
+
+def test_a_pinned_tenant_and_user_need_no_ids_and_refuse_others(tmp_path: Path) -> None:
+    async def run() -> None:
+        params = _stdio(tmp_path / "data", "--tenant", "home", "--user", "ana")
+        async with _session(stdio_client(params)) as session:
+            assert (await call(session, "memory_write", content="I prefer green tea"))["stored"]
+            recalled = await call(session, "memory_recall", question="Which tea do I like?", session="new")
+            assert "User prefers green tea" in recalled["context"] and recalled["session_known"] is False
+            other = await fails(session, "memory_read", user="bob")
+            assert "serves user 'ana' only" in other
+            foreign = await fails(session, "memory_read", tenant="work")
+            assert "serves tenant 'home' only" in foreign and "API key" not in foreign
+
+    anyio.run(run)
