@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import anyio
 
-from .auth import LOCAL, KeyRing, Principal, check_bind
+from .auth import LOCAL, KeyRing, Principal, check_bind, token_from_headers
 from engram.runtime_port import MemoryRuntime, open_runtime
 
 from .guard import ASGIApp, Guard, Receive, Scope, Send
@@ -38,12 +38,29 @@ def server_app(backend: MemoryRuntime, keys: KeyRing, host: str, limits: Limits 
     limits = limits or Limits()
     metrics = Metrics()
     api = create_app(backend, keys, limits, metrics)
-    guarded: ASGIApp = Guard(api, limits.max_body_bytes, metrics)
+    guarded: ASGIApp = Guard(api, limits.max_body_bytes, metrics, authorize=pre_authorizer(keys))
     if not with_mcp:
         return guarded
     engram_mcp = EngramMCP(api.state.access)
     mcp = create_mcp_http_app(engram_mcp, mcp_keys(keys, mcp_token), host, limits.max_body_bytes, metrics)
     return Dispatch(guarded, mcp)
+
+
+OPEN_PATHS = frozenset({"/v1/health", "/v1/openapi.json", "/v1/docs"})
+
+
+def pre_authorizer(keys: KeyRing) -> Callable[[Scope], None]:
+    """Refuse a request without a valid key (or, in open mode, from a remote client) before its body is read.
+
+    The routes authenticate again (and check the tenant); this only keeps unauthenticated bodies out.
+    """
+    def authorize(scope: Scope) -> None:
+        if scope.get("path", "") in OPEN_PATHS:
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
+        client = scope.get("client")
+        keys.principal(token_from_headers(headers), client[0] if client else None)
+    return authorize
 
 
 def build_server(data: Path, host: str, with_mcp: bool, env: Mapping[str, str]) -> tuple[ASGIApp, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Any, Literal, Union
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Request
@@ -16,6 +17,7 @@ from engram.schemas.memory import GlobalCard, MemoryRecord
 
 from .auth import Principal, host_is_loopback, is_loopback, token_from_headers
 from .cards import CardService
+from .guard import ARRIVED
 from .errors import Forbidden, NotFound, TooLarge
 from .models import (
     CardAgents, CardCreate, CardUpdate, ControlResult, CorrectionBody, FeedbackRequest, FeedbackResult,
@@ -103,8 +105,10 @@ def post_turns(body: Annotated[OneOrMany, Body()], who: Who, access: Access,
 
 
 @memory_routes.post("/recall", response_model=RecallResponse, summary="Assemble the memory context")
-def post_recall(body: RecallQuery, who: Who, access: Access) -> RecallResponse:
-    return access.recall(who, body)
+def post_recall(body: RecallQuery, who: Who, access: Access, request: Request) -> RecallResponse:
+    arrived = request.scope.get(ARRIVED)
+    spent_ms = (time.perf_counter() - arrived) * 1000 if isinstance(arrived, float) else 0.0
+    return access.recall(who, body, spent_ms)
 
 
 @memory_routes.post("/search", response_model=SearchResponse,

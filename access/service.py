@@ -107,14 +107,20 @@ class AccessService:
                               events=dict(report.events))
         return result, control_result(report.changes).changes
 
-    def recall(self, who: Principal, query: RecallQuery) -> RecallResponse:
-        """The memory context; a failure or an exhausted deadline yields an empty, degraded one."""
+    def recall(self, who: Principal, query: RecallQuery, spent_ms: float = 0.0) -> RecallResponse:
+        """The memory context; a failure or an exhausted deadline yields an empty, degraded one.
+
+        `spent_ms`: time the request already waited (queued, read) before reaching here; the deadline
+        is end to end, so only what is left of it is given to the runtime.
+        """
         who.check_tenant(query.tenant)
         request = RecallRequest(query.tenant, query.user, query.agent, query.session, query.question,
                                 self.clock(), query.message_id, query.memory_enabled, query.token_budget,
                                 query.limit)
-        deadline = query.deadline_ms or self.backend.config.recall.deadline_ms
-        result = self.backend.recall(request, deadline)
+        deadline = (query.deadline_ms or self.backend.config.recall.deadline_ms) - spent_ms
+        result = self.backend.recall(request, deadline) if deadline > 0 else None
+        if deadline <= 0:
+            self.metrics.add("recall.deadline_spent_queued")
         self.metrics.add("recall.served")
         if result is None:
             self.metrics.add("recall.degraded")

@@ -21,6 +21,8 @@ import time
 import uuid
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -62,6 +64,7 @@ class DistributedBackend:
         self._counts: Counter[str] = Counter()
         self._counts_lock = threading.Lock()
         self._served: OrderedDict[str, Event] = OrderedDict()
+        self._recalls = ThreadPoolExecutor(32, thread_name_prefix="engram-recall")
 
     @classmethod
     def from_env(cls, data: Path | str, env: Mapping[str, str] | None = None) -> DistributedBackend:
@@ -111,8 +114,14 @@ class DistributedBackend:
 
     # -- recall ----------------------------------------------------------------------
     def recall(self, request: RecallRequest, deadline_ms: float) -> RecallResult | None:
+        """Recall on Weaviate; past the deadline the answer is None (degraded) while the reads finish."""
         service = RecallService(self.runtime.store, self.embedder, with_deadline(self.config, deadline_ms))
-        result = service.safe_recall(request)
+        future = self._recalls.submit(service.safe_recall, request)
+        try:
+            result = future.result(timeout=deadline_ms / 1000)
+        except FutureTimeout:
+            self._count("recall.timeout")
+            return None
         self._count("recall.failed", service.failures)
         observation = result.observation
         if not self.runtime.producer.record(observation):
@@ -155,6 +164,7 @@ class DistributedBackend:
         self.runtime.store.has_user("engram-ping", "engram-ping")
 
     def close(self) -> None:
+        self._recalls.shutdown(wait=False)
         self.runtime.close()
 
     def __enter__(self) -> DistributedBackend:

@@ -278,3 +278,21 @@ def test_a_failing_recall_gives_an_empty_context_and_is_counted(deployment: Depl
     after = d.http(d.admin_key).get("/v1/metrics").json()["counters"]
     assert after["runtime.recall.failed"] == before.get("runtime.recall.failed", 0) + 1
     assert after["recall.degraded"] == before.get("recall.degraded", 0) + 1
+
+
+def test_the_recall_deadline_is_end_to_end(deployment: Deployment) -> None:
+    d = deployment
+    user = _user_with_facts(d)
+    hurried = _recall(d, user, "What should I drink in the morning?", deadline_ms=0.001).json()
+    assert hurried["degraded"] and hurried["context"] == "" and hurried["items"] == []
+    assert not _recall(d, user, "What should I drink in the morning?").json()["degraded"]
+
+
+def test_a_body_is_not_read_before_the_key_is_checked(deployment: Deployment) -> None:
+    d = deployment
+    huge = b"{" + b" " * (MAX_BODY * 4) + b"}"
+    for headers in ({}, {"Authorization": "Bearer wrong"}):
+        response = httpx.post(f"{d.url}/v1/turns", content=huge, headers={**headers, "Content-Type": "application/json"})
+        assert response.status_code == 401, response.text
+    big = d.as_a().post("/v1/turns", content=huge, headers={"Content-Type": "application/json"})
+    assert big.status_code == 413
