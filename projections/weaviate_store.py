@@ -195,6 +195,18 @@ class WeaviateStore:
         objs = self._query(TURNS, tenant, self._where(tenant, user, session_id=session), limit=limit, sort=sort)
         return [_turn(o.properties) for o in reversed(objs)]
 
+    def recorded_turns(self, tenant: str, keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], tuple[str, str]]:
+        """(user, session, message_id) -> (role, redacted content) for those of `keys` already projected."""
+        ids = {object_id("turn", tenant, *key): key for key in keys}
+        uids, flt = list(ids), self._wvc.query.Filter
+        out: dict[tuple[str, str, str], tuple[str, str]] = {}
+        for start in range(0, len(uids), PAGE):
+            chunk = uids[start:start + PAGE]
+            for o in self._query(TURNS, tenant, flt.by_id().contains_any(chunk), limit=len(chunk),
+                                 props=["role", "content"]):
+                out[ids[str(o.uuid)]] = (o.properties["role"], o.properties["content"])
+        return out
+
     def has_user(self, tenant: str, user: str) -> bool:
         self.flush()
         return self._fetch_by_id(USERS, tenant, object_id("user", tenant, user)) is not None
