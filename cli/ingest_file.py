@@ -92,7 +92,7 @@ class _Reader:
 
     def result(self, report: IngestReport) -> FileIngestResult:
         errors = list(self.bad)
-        warnings = []
+        warnings: list[tuple[int, str]] = []
         for issue in report.issues:
             entry = (self.lines[issue.index], issue.message)
             (errors if issue.is_error else warnings).append(entry)
