@@ -138,6 +138,8 @@ _CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u2060\ufeff\u202a-\
 
 def strip_control(text: str) -> str:
     """`text` without control and invisible formatting characters; CR LF and lone CR become LF."""
+    if text.isprintable():  # the common case, and fast: no control, format or surrogate character at all
+        return text
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return _CONTROL_RE.sub("", text)
