@@ -29,7 +29,6 @@ from engram.access.errors import BadRequest, NotFound
 from engram.access.models import ForgetBody, LineageStep, RecallQuery, RecallResponse, SearchMatch
 from engram.access.service import AccessService, search_response
 from engram.runtime_port import MemoryRuntime, open_runtime
-from engram.schemas.events import MemoryChanged
 from engram.schemas.inputs import TurnInput
 from engram.schemas.memory import MemoryRecord
 
@@ -45,13 +44,6 @@ class Remembered:
     memory: str
     event: str
     previous: str | None = None
-
-    @classmethod
-    def of(cls, change: MemoryChanged) -> Remembered:
-        after = change.after.content if change.after else None
-        before = change.before.content if change.before else None
-        return cls(change.memory_id, after if after is not None else (before or ""), change.change,
-                   before if before != after else None)
 
 
 class Memory:
@@ -76,8 +68,9 @@ class Memory:
         turns = [self._turn(user, item, session, agent, tenant) for item in items]
         if not turns:
             return []
-        report = self.runtime.ingest(turns)
-        return [Remembered.of(c) for c in report.changes]
+        _, changes = self.access.record(LOCAL, turns)
+        return [Remembered(c.memory_id, c.after if c.after is not None else (c.before or ""), c.change,
+                           c.before if c.before != c.after else None) for c in changes]
 
     def _turn(self, user: str, item: Message, session: str | None, agent: str | None,
               tenant: str | None) -> TurnInput:

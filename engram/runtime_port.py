@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from engram.recall.service import RecallRequest, RecallResult
     from engram.schemas.base import Event
     from engram.schemas.events import MemoryChanged
-    from engram.schemas.inputs import TurnInput
+    from engram.schemas.inputs import IngestIssue, TurnInput
 
 T = TypeVar("T")
 
@@ -51,7 +51,19 @@ class IngestReport:
     runtime: str = "embedded"
     waited: float | None = None
     """Distributed runtime: seconds until workers and projectors had applied the turns (None: not waited)."""
+    issues: list[IngestIssue] = field(default_factory=list)
+    """Turns not taken as sent (message-id conflicts, records too large, clamped times), by input position."""
     changes: list[MemoryChanged] = field(default_factory=list)
+    """The memory changes the turns caused, when the runtime knows them (the adapters fill it in)."""
+
+    @property
+    def conflicts(self) -> int:
+        return sum(issue.kind == "conflict" for issue in self.issues)
+
+    @property
+    def rejected(self) -> int:
+        """Turns not recorded at all (conflicts, too large)."""
+        return sum(issue.is_error for issue in self.issues)
 
 
 @dataclass
