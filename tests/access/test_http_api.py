@@ -25,6 +25,7 @@ def _user_with_facts(d: Deployment, facts: list[str] = FACTS, session: str = "s1
 
 
 def _recall(d: Deployment, user: str, question: str, session: str = "s1", **extra: object) -> httpx.Response:
+    extra.setdefault("deadline_ms", 10_000)  # behaviour, not speed: a loaded test machine must not degrade it
     body = {"tenant": d.tenant_a, "user": user, "agent": "coach", "session": session, "question": question, **extra}
     return d.as_a().post("/v1/recall", json=body)
 
