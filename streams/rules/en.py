@@ -269,7 +269,8 @@ def _availability(m: re.Match[str]) -> Draft:
 
 def _budget(m: re.Match[str]) -> Draft | None:
     amount = en_object(m.group("v"))
-    return Draft(T.USER_CONSTRAINT, f"User's budget is {amount}", 0.85, None, "budget") if amount else None
+    what = f" for {en_object(m.group('for'))}" if m.group("for") else ""
+    return Draft(T.USER_CONSTRAINT, f"User's budget{what} is {amount}", 0.85, None, "budget") if amount else None
 
 
 def _must(m: re.Match[str]) -> Draft | None:
@@ -378,7 +379,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Builder], ...] = (
     ("i", ("have time", "free", "available", "busy", "only"),
      re.compile(rf"^(?=.*\b(?:have time|free|available|busy|only)\b)(?=.*{_TIME})(?:i|we)\b[^;]+$", _I), _availability),
     ("imo", ("budget",),
-     re.compile(r"\bbudget\b(?:\s+(?:is|of|was|will be|at))?\s*(?P<v>[^,;]*\d[^,;]*)$", _I), _budget),
+     re.compile(r"\bbudget\b(?:\s+(?:for|on)\s+(?P<for>[^,;]+?))?(?:\s+(?:is|of|was|will be|would be|at))?\s+(?P<v>(?:[^,;]|(?<=\d),(?=\d))*\d(?:[^,;]|(?<=\d),(?=\d))*)$", _I), _budget),
     ("i", ("want", "wanna", "plan", "hope", "hoping", "intend", "aim", "going to", "gonna", "trying", "preparing", "like to", "learning", "studying", "saving", "dream", "working towards", "looking to", "need to", "thinking"),
      re.compile(rf"{_SUBJ}{_ADV}(?:want to|wanna|plan to|planning to|plan on|hope to|hoping to|intend to|aim to|going to|gonna|trying to|preparing to|would like to|'d like to|like to|learning|studying|saving (?:up )?for|dreaming of|dream of|working towards|looking to|need to|thinking about|thinking of)\s+(?P<v>[^;]+)$", _I), _goal),
     ("i", ("can", "must", "have to", "got to", "not allowed", "should", "want to", "refuse"),

@@ -33,7 +33,7 @@ from .person import _objects, third_person
 
 _I = re.IGNORECASE
 _CLAUSE_SPLIT = re.compile(
-    r"\s*;\s*|\s+but\s+|,\s+(?:and\s+|so\s+|because\s+|but\s+)?|\s+[—–]\s+|\s+-\s+"
+    r"\s*;\s*|(?<!\d):\s+|\s+but\s+|,\s+(?:and\s+|so\s+|because\s+|but\s+)?|\s+[—–]\s+|\s+-\s+"
     r"|\s+(?:and|so|because)\s+(?=(?:i|i'm|i've|i'd|my|we|we're|we've)\b)",
     _I,
 )
@@ -189,7 +189,7 @@ def _implicit(body: str, turn: _Turn) -> str:
         turn.subject = "user"
         return ("I'm " if verb.group("verb").lower().endswith("ing") or verb.group("verb").lower() == "based"
                 else "I ") + body
-    return ""
+    return body if turn.subject != "other" else ""
 
 
 def _it(body: str, turn: _Turn) -> str:
