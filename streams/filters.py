@@ -106,8 +106,16 @@ def filter_turn(role: Role, text: str, config: FilterConfig = _DEFAULT) -> SkipR
     return _filter_assistant(stripped, config)
 
 
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def weighted_length(text: str) -> int:
+    """Length with each Chinese character counted twice: "我喜欢猫" says as much as "I like cats"."""
+    return len(text) + len(_CJK_RUN.findall(text))
+
+
 def _filter_user(text: str, config: FilterConfig) -> SkipReason | None:
-    if len(text) < config.min_user_chars:
+    if weighted_length(text) < config.min_user_chars:
         return "too_short"
     if is_chit_chat(text):
         return "chit_chat"
