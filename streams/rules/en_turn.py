@@ -14,8 +14,9 @@
   "my sister lives …" is kept as the user's family fact when it is stative.
 - Role tails: "I'm a nurse working nights", "I'm an analyst at Shopify",
   "I work at Stripe as an SRE" give the role and the rest as separate facts.
-- Leftovers: first-person, present-tense, informative clauses no rule
-  matched, in the third person, one per clause.
+- Leftovers: first-person informative clauses no rule matched (events
+  included: "I went to a support group yesterday"), in the third person,
+  one per clause.
 """
 
 from __future__ import annotations
@@ -79,10 +80,6 @@ _REQUEST = re.compile(
     r"write|explain|translate|summari[sz]e|create|generate|list|find|fix|compare|describe|draft|make|plan|"
     r"recommend|suggest|review|check)\b",
     _I,
-)
-_PAST = re.compile(
-    r"^(?:i|we)\s+(?:just\s+|also\s+)?(?:was|were|went|had|did|got|took|saw|came|made|told|said|asked|"
-    r"thought|forgot|[a-z]+ed)\b", _I
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z'+#-]*")
 _SMALL_TALK = frozenset(
@@ -223,7 +220,7 @@ def relative_draft(body: str) -> Draft:
 
 
 def _leftover(clause: str, leftovers: list[str]) -> None:
-    if _PAST.match(clause) or re.search(r"\byou\b", clause, _I):
+    if re.search(r"\byou\b", clause, _I):
         return
     count = content_words(clause)
     if count > 1 or (count and len(_WORD.findall(clause)) > 4):
