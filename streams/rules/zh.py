@@ -33,6 +33,11 @@ _SOMEONE = re.compile(r"^(?:的)?(?:朋友|同事|老板|领导|上司|室友|�
 _STATIVE = re.compile(r"^(?:是|在|住|有|喜欢|也是|今年|已经|刚|叫|对)")
 _TOPIC_LEAD = re.compile(r"^(?:关于|至于)?(?P<t>[^,，。我]{1,6})(?:方面|这块|这方面|上面)(?=我)")
 _FOLLOW_UP = re.compile(r"打给我|联系我|发这里|发到这|发给我|找我|打这个|加我")
+_CONTINUES = re.compile(
+    r"^(?:主要|平时|一般|经常|通常|也|还|都|一直|正在|在做|在学|会|能|可以|每天|每周|打算|准备|想|喜欢|负责|用|做|写|学|只)"
+)
+"""A subject-less clause that opens with an adverb or a verb continues the user as subject
+("我是前端工程师，主要用React"); one that opens with a noun has a subject of its own ("面试经常问")."""
 _JOB_CHANGE = re.compile(r"跳槽|离职|换工作|换了工作|入职|跳到|去了")
 _CLAUSE_SPLIT = re.compile(r"[,;，；：]+|(?<!\d):(?!\d)|(?=但是|不过|可是)")
 _QUESTION = re.compile(
@@ -373,8 +378,8 @@ def _clause(clause: str, carried: bool, out: list[Draft], leftovers: list[str], 
     if momentary:
         drafts = tuple(d for d in drafts if d.type is not T.USER_GOAL)
     out.extend(drafts)
-    if not drafts and (subject is not None or carried) and not momentary and len(body) >= 4 \
-            and not _NOT_FACT.search(body):
+    if not drafts and (subject is not None or (carried and _CONTINUES.match(body))) and not momentary \
+            and len(body) >= 4 and not _NOT_FACT.search(body):
         leftovers.append("用户" + body)
     return subject is not None or carried
 

@@ -402,7 +402,7 @@ def test_english_conversations_fill_the_sections() -> None:
 
 def test_sections_are_bounded_deduplicated_and_short() -> None:
     config = SummaryConfig(max_items_per_section=3, max_item_chars=20)
-    facts = [("user", f"我是第{i}号团队的后端开发工程师，负责很多很多的服务。") for i in range(6)]
+    facts = [("user", f"我喜欢第{i}号球队的比赛，每一场都会看完。") for i in range(6)]
     s = summarize(facts + [facts[-1]], config=config)
     assert len(s.confirmed_facts) == 3
     assert all(len(item) <= 20 for item in s.confirmed_facts)
