@@ -126,6 +126,8 @@ class ExtractiveSummarizer:
             _classify_user(found, sentence, self._shorten(_first_person_rewritten(sentence)))
             return
         for draft in drafts:
+            if draft.attribute == "contact":
+                continue  # a contact detail is redacted before it gets here: nothing left to note
             item = self._shorten(draft.content)
             _drop_superseded(found, draft)
             found.drafts.append(draft)
@@ -154,7 +156,20 @@ class ExtractiveSummarizer:
                 continue
             kept.append(item)
             keys.append(key)
-        return tuple(reversed(kept[: self.config.max_items_per_section]))
+        return tuple(reversed(_bounded(kept, self.config.max_items_per_section)))
+
+
+_PROFILE_ITEM = re.compile(r"^(?:User is an? |User's name |User works at |用户是|用户叫|用户在\S+工作)")
+
+
+def _bounded(newest_first: list[str], limit: int) -> list[str]:
+    """The newest `limit` items, except that who the user is (role, name, employer) outlives the cap."""
+    if len(newest_first) <= limit:
+        return newest_first
+    profile = [i for i in newest_first if _PROFILE_ITEM.match(i)][:limit]
+    room = limit - len(profile)
+    others = [i for i in newest_first if not _PROFILE_ITEM.match(i)][:room]
+    return [i for i in newest_first if i in profile or i in others]
 
 
 def _classify_user(found: _Extracted, sentence: str, item: str, default: list[str] | None = None) -> None:

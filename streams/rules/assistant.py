@@ -23,7 +23,7 @@ _ZH_KINDS: tuple[tuple[T, re.Pattern[str]], ...] = (
         r"|(?i:confirmed|agreed|decided)")),
     (T.ASSISTANT_CONSTRAINT, re.compile(r"预算|不超过|以内|以下|上限|最多|至少|不得|禁止|务必|必须|不能|控制在|截止")),
     (T.ASSISTANT_ACTION, re.compile(r"(?:我|我们)(?:会|将|稍后|下次|明天|马上|随后)|下次(?:提供|发送|给)|稍后")),
-    (T.ASSISTANT_PLAN, re.compile(r"计划|阶段|开始执行|开始实施|启动|第[一二三四五六七八九十\d]+步|下一步|接下来|路线图|里程碑|排期")),
+    (T.ASSISTANT_PLAN, re.compile(r"计划|阶段|开始执行|开始实施|启动|第[一二三四五六七八九十\d]+(?:步|周|天|个月|阶段)|下一步|接下来|路线图|里程碑|排期")),
 )
 _EN_KINDS: tuple[tuple[T, re.Pattern[str]], ...] = (
     (T.ASSISTANT_DECISION, re.compile(
@@ -41,11 +41,15 @@ _EN_KINDS: tuple[tuple[T, re.Pattern[str]], ...] = (
 _ZH_REASONING = re.compile(r"优点|缺点|相比|比较而言|因为|由于|分析|举例|比如|例如|一方面|另一方面")
 _EN_REASONING = re.compile(r"\b(?:because|since|compared|advantages?|disadvantages?|pros|cons|for example|e\.g\.)\b", _I)
 _ZH_HEDGE_LEAD = re.compile(
-    r"^(?:(?:所以|因此|综上|总之|另外|最后|那么|好的|好|嗯|已确认|确认|(?i:ok|okay|confirmed|agreed|decided))\s*[,，:：]?\s*)*"
+    r"^(?:(?:所以|因此|综上|总之|另外|最后|那么|好的|好|嗯|没问题|已确认|最终确定|最终|确定|确认|(?i:ok|okay|confirmed|agreed|decided))"
+    r"\s*[,，:：]?\s*)*"
     r"(?:我们|咱们)?"
     r"(?:(?:我这边|我们这边|我|我们)?(?:建议|推荐)(?:你|您)?)?(?:直接|还是)?"
 )
 _ZH_HEDGE = re.compile(r"尽量|大概|最好|会更合理|更合理|比较合适|更合适|比较稳妥|为宜|会比较好|比较好|一下")
+_ZH_SELF_WILL = re.compile(r"(?:我们|我)(?:会|将)")
+_ZH_POINTER = re.compile(r"^(?:我们)?(?:就|那就)?按(?:这个|这|那个|上面的?|刚才的?)(?:计划|方案|安排)?(?:来)?(?:执行|来|办|走|做)?$")
+"""A confirmation that only points back ("就按这个计划执行"): its referent is kept from its own clause."""
 _EN_LEAD = re.compile(
     r"^(?:(?:ok(?:ay)?|great|sure|so|alright|then|also|and|perfect|confirmed|decided|agreed|done|settled|"
     r"understood|(?:final\s+)?decision)\b[,:!.]?\s*)+", _I)
@@ -83,7 +87,8 @@ def _zh_clause(clause: str) -> Draft | None:
     if kind is None or (kind is not T.ASSISTANT_DECISION and _ZH_REASONING.search(clause)):
         return None
     content = clean(_ZH_HEDGE.sub("", _ZH_HEDGE_LEAD.sub("", clause.strip())))
-    if len(content) < 4:
+    content = _ZH_SELF_WILL.sub("", content)
+    if len(content) < 4 or _ZH_POINTER.match(content):
         return None
     return Draft(kind, content, 0.75, None, _zh_topic(content), False, entities_in(content))
 

@@ -152,7 +152,7 @@ def _works_in(m: re.Match[str]) -> Draft | None:
         return Draft(T.USER_PROFILE, f"User works in {place}", 0.8, "occupation", topic_of(place))
     if verb == "in":
         return Draft(T.USER_FACT, f"User works in {place}", 0.8, "location", None, False, entities)
-    if not entities:
+    if not entities and not re.match(r"(?:a|an|the)\s+(?!home\b)\w", place, _I):
         return None
     return Draft(T.USER_PROFILE, f"User works at {place}", 0.85, "company", None, False, entities)
 
