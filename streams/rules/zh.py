@@ -49,7 +49,7 @@ _NOT_FACT = re.compile(
     r"|帮我|给我|告诉我|请|麻烦|我$"
 )
 
-Builder = Callable[[re.Match[str]], Draft | None]
+Builder = Callable[[re.Match[str]], "Draft | tuple[Draft, ...] | None"]
 
 
 def _v(m: re.Match[str], group: str = "v") -> str:
@@ -318,14 +318,11 @@ def _clauses(sentence: str) -> list[str]:
     return [c for c in _CLAUSE_SPLIT.split(sentence.rstrip("。.!?")) if c]
 
 
-ZhBuilt = Draft | tuple[Draft, ...] | None
-
-
 def _match(body: str) -> tuple[Draft, ...]:
     for pattern, build in _RULES:
         m = pattern.search(body)
         if m is not None:
-            built: ZhBuilt = build(m)
+            built = build(m)
             if built is not None:
                 return built if isinstance(built, tuple) else (built,)
     return ()
