@@ -50,7 +50,16 @@ def _user_drafts(text: str) -> list[Draft]:
             drafts.extend(en_turn.user_drafts(run, leftovers))
         drafts.extend(_fallback(leftover, chinese) for leftover in leftovers)
         carried = carried or bool(_SELF_MARK.search(run))
-    return drafts
+    return [d for d in drafts if not _CREDENTIAL.search(d.content)]
+
+
+_CREDENTIAL = re.compile(
+    r"密码|口令|密钥|秘钥|令牌|验证码|(?<![a-z])(?:password|passwd|passcode|pwd|pin code|api key|api token|"
+    r"access token|secret key|private key|recovery code)s?(?![a-z])",
+    re.IGNORECASE,
+)
+"""A careful note-taker never writes a credential down, however it is phrased
+("my password for the staging server is …"); the guard's redaction is the second line."""
 
 
 _SELF_MARK = re.compile(r"我|\b(?:I|I'm|my|we)\b", re.IGNORECASE)

@@ -196,6 +196,22 @@ def _like(m: re.Match[str]) -> Draft | None:
     return Draft(T.USER_PREFERENCE, f"User {said} {obj}", 0.85, attribute, language or topic, False, entities_in(obj))
 
 
+def _used_to(m: re.Match[str]) -> Draft | None:
+    """A liking said to be in the past ("I used to love coffee") is no longer current."""
+    obj = en_object(m.group("v"))
+    if not obj or _NOT_OBJECT.match(obj):
+        return None
+    content = f"User used to {m.group('verb').lower()} {obj}"
+    return Draft(T.USER_PREFERENCE, content, 0.8, None, topic_of(obj), True, entities_in(obj))
+
+
+def _switched(m: re.Match[str]) -> Draft | None:
+    obj = _place(m.group("v"))
+    if not obj or _NOT_OBJECT.match(obj):
+        return None
+    return Draft(T.USER_PREFERENCE, f"User switched to {obj}", 0.8, None, topic_of(obj), False, entities_in(obj))
+
+
 def _favorite(m: re.Match[str]) -> Draft | None:
     obj = en_object(m.group("v"))
     if not obj:
@@ -362,6 +378,10 @@ _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Builder], ...] = (
      re.compile(rf"^(?:i|we)\s+(?P<neg>stopped)\s+(?P<verb>like|eat|drink|use)(?:ing)?\s+(?P<v>[^,;]+)$", _I), _dislike),
     ("i", ("not", "no longer"),
      re.compile(r"^(?:i'm|i am)\s+(?:not|no longer)\s+(?:a\s+(?:big\s+|huge\s+)?fan of|into|interested in|keen on)\s+(?P<v>[^,;]+)$", _I), _not_fan),
+    ("i", ("used to",),
+     re.compile(rf"^(?:i|we)\s+{_ADV}used to\s+(?P<verb>like|love|enjoy|prefer|adore)\s+(?P<v>[^,;]+)$", _I), _used_to),
+    ("i", ("switched to", "moved to", "changed to"),
+     re.compile(rf"{_SUBJ}{_ADV}(?:switched|moved|changed)(?:\s+over)?\s+to\s+(?P<v>(?-i:[A-Z])[^,;]*|[^,;]*\b(?:tea|coffee|decaf|water)\b[^,;]*)$", _I), _switched),
     ("m", ("favorite", "favourite"),
      re.compile(r"^my\s+(?:all[- ]time\s+)?favou?rite\s+(?P<k>[\w ]{1,24}?)\s+(?:is|are)\s+(?P<v>[^,;]+)$", _I), _favorite),
     ("i", ("like", "love", "enjoy", "prefer", "adore"),

@@ -142,6 +142,22 @@ def _here(m: re.Match[str]) -> Draft | None:
     return Draft(T.USER_FACT, f"用户在{place}", 0.75, "location", None, False, (place,))
 
 
+def _switched(m: re.Match[str]) -> Draft | None:
+    obj = _v(m)
+    if not obj:
+        return None
+    return Draft(T.USER_PREFERENCE, f"用户现在{m.group('verb')}{obj}", 0.85, None, topic_of(obj), False, entities_in(obj))
+
+
+def _used_to(m: re.Match[str]) -> Draft | None:
+    """A liking said to be in the past ("以前很喜欢Java") is no longer current."""
+    obj = _v(m)
+    if not obj:
+        return None
+    return Draft(T.USER_PREFERENCE, f"用户{m.group('when')}{m.group('verb')}{obj}", 0.8, None, topic_of(obj), True,
+                 entities_in(obj))
+
+
 def _location(m: re.Match[str]) -> Draft | None:
     place = _v(m)
     return Draft(T.USER_FACT, f"用户住在{place}", 0.85, "location", None, False, (place,)) if place else None
@@ -283,6 +299,8 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(rf"^{_ADV}(?:是|做|当|从事)(?:一名|一个|一位|个|名|位)?(?P<v>[^,，。]{{0,16}}?{_JOB})(?:的)?(?:工作)?$"), _occupation),
     (re.compile(r"^(?:的)?(?:职业|工作|本职)是(?P<v>.{1,16})$"), _occupation),
     (re.compile(r"^(?:是)?(?:一名|一个|个)?(?:素食者|素食主义者|吃素的)$|^(?:只)?吃素$"), _diet),
+    (re.compile(rf"^{_ADV}(?:改|换|转而)(?:成|为)?(?P<verb>喝|吃|用|玩|看|学|听|骑|坐)(?P<v>[^,，。]{{1,16}})$"), _switched),
+    (re.compile(rf"^{_ADV}(?P<when>以前|原来|之前|曾经|过去)(?:很|非常|特别|挺|比较)*(?P<verb>喜欢|爱|热爱|偏好)(?P<v>[^,，。]{{1,24}})$"), _used_to),
     (re.compile(rf"^{_ADV}(?:上|值|倒|轮|做)?(?P<v>夜班|白班|早班|晚班|中班|倒班|轮班)"), _shift),
     (re.compile(rf"^{_ADV}(?:转做|转行做|转行当|改行当|改行做|改做|转岗做|转岗到|转行成|转型做)(?:了)?(?P<v>[^,，。]{{2,16}})$"), _new_role),
     (re.compile(rf"^{_ADV}在(?P<p>[^,，。]{{1,12}}?)(?:做|当|担任)(?:一名|一个|个|名)?(?P<v>[^,，。]{{0,12}}?{_JOB})(?:的)?(?:工作)?$"), _role_at),

@@ -222,3 +222,17 @@ def test_a_statement_before_a_question_is_kept() -> None:
     assert here.slot == "user_fact.location" and "广州" in here.content
     (role,) = extract("As a teacher, what's a good way to grade essays faster?")
     assert role.slot == "user_profile.occupation" and role.content == "User is a teacher"
+
+
+def test_a_credential_is_never_written_down_however_it_is_phrased() -> None:
+    assert extract("My password for the staging server is hunter2, and I'm the only admin there.") == [
+        c for c in extract("I'm the only admin there.")]
+    assert not any("密码" in c.content for c in extract("我的服务器密码是abc123，我是运维"))
+
+
+def test_a_past_liking_is_not_a_current_one() -> None:
+    (java, kotlin) = extract("我以前很喜欢 Java，但现在更喜欢 Kotlin。")
+    assert java.negated and "以前" in java.content
+    assert not kotlin.negated and "Kotlin" in kotlin.content
+    (coffee,) = extract("I used to love coffee.")
+    assert coffee.negated and coffee.content == "User used to love coffee"
