@@ -50,7 +50,7 @@ def _user_drafts(text: str) -> list[Draft]:
             drafts.extend(en_turn.user_drafts(run, leftovers))
         drafts.extend(_fallback(leftover, chinese) for leftover in leftovers)
         carried = carried or bool(_SELF_MARK.search(run))
-    return [d for d in drafts if not _CREDENTIAL.search(d.content)]
+    return [d for d in drafts if not _CREDENTIAL.search(d.content) and not _HANDLE.search(d.content)]
 
 
 _CREDENTIAL = re.compile(
@@ -60,10 +60,17 @@ _CREDENTIAL = re.compile(
 )
 """A careful note-taker never writes a credential down, however it is phrased
 ("my password for the staging server is …"); the guard's redaction is the second line."""
+_HANDLE = re.compile(
+    r"(?:微信号|微信|QQ号|QQ|用户名|账号|账户)(?:是|为|:)|(?<![a-z])(?:wechat|whatsapp|telegram|skype|signal|discord|"
+    r"instagram|twitter|username|user name|handle)(?:\s+(?:id|handle|number|name|account))?\s+(?:is|are|:)",
+    re.IGNORECASE,
+)
+"""Account handles: no detector redacts them, so they are left out like the numbers the guard masks."""
 
 
 _SELF_MARK = re.compile(r"我|\b(?:I|I'm|my|we)\b", re.IGNORECASE)
-_PIECE = re.compile(r".+?(?:[，；。！？!?;\n]+|,(?=\s)|\.(?=\s)|$)\s*", re.DOTALL)
+_PIECE = re.compile(r".+?(?:[，；。！？!?;\n]+|(?<!\d),|,(?!\d)|\.(?=\s)|$)\s*", re.DOTALL)
+"""Pieces end at clause punctuation (full-width commas are ASCII after NFKC), never inside "1,200"."""
 _EN_OPENING = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|if|as|can|could|please|imagine)\b", re.IGNORECASE)
 _ZH_PRONOUN_ONLY = re.compile(r"^[我们的\s]+$")
 

@@ -53,6 +53,8 @@ _ZH_POINTER = re.compile(r"^(?:我们)?(?:就|那就)?按(?:这个|这|那个|�
 _EN_LEAD = re.compile(
     r"^(?:(?:ok(?:ay)?|great|sure|so|alright|then|also|and|perfect|confirmed|decided|agreed|done|settled|"
     r"understood|(?:final\s+)?decision)\b[,:!.]?\s*)+", _I)
+_EN_CONFIRMED_LEAD = re.compile(r"^(?:ok(?:ay)?[,!.]?\s+)?(?:agreed|confirmed|decided|deal|settled|done)\b", _I)
+_EN_WILL = re.compile(r"\b(?:we'll|we will|let's|i'll|i will)\b", _I)
 _EN_WE = re.compile(
     r"^(?:we|let's|let us)(?:'ll|\s+will|\s+are going to|'re going to|\s+shall)?\s+(?=(?:go with|use|adopt|build|"
     r"keep|start|switch|move|write|deploy|migrate|run|do|stick with|pick|choose|split|ship)\b)", _I)
@@ -68,8 +70,9 @@ def assistant_drafts(text: str) -> list[Draft]:
         if zh:
             sentence = squeeze_cjk(sentence)
         split = _ZH_CLAUSE_SPLIT if zh else _EN_CLAUSE_SPLIT
+        confirmed = not zh and _EN_CONFIRMED_LEAD.match(sentence) is not None
         for clause in split.split(sentence.rstrip("。.!")):
-            draft = _zh_clause(clause) if zh else _en_clause(clause)
+            draft = _zh_clause(clause) if zh else _en_clause(clause, confirmed)
             if draft is not None:
                 out.append(draft)
     return out
@@ -101,8 +104,10 @@ def _zh_topic(content: str) -> str | None:
     return None
 
 
-def _en_clause(clause: str) -> Draft | None:
+def _en_clause(clause: str, confirmed: bool = False) -> Draft | None:
     kind = _kind(clause, _EN_KINDS)
+    if kind is None and confirmed and _EN_WILL.search(clause):
+        kind = T.ASSISTANT_DECISION  # "Agreed, we'll ship on the first Monday": the commitment is the decision
     if kind is None or (kind is not T.ASSISTANT_DECISION and _EN_REASONING.search(clause)):
         return None
     content = clean(_EN_LEAD.sub("", clause.strip()))

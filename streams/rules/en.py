@@ -39,7 +39,9 @@ _JOBS = (
     r"waiter|waitress|actor|actress|singer|dancer|painter|translator|tutor|coach|trainer|ceo|cto|cfo|pm|"
     r"lecturer|postdoc|undergrad|specialist|technician|clerk|secretary|banker|investor|economist|"
     r"physicist|chemist|biologist|psychologist|social worker|caregiver|youtuber|streamer|blogger|"
-    r"carpenter|farmer|baker|nutritionist|retiree|sre|devops)"
+    r"carpenter|farmer|baker|nutritionist|retiree|sre|devops|paramedic|surgeon|physician|midwife|receptionist|"
+    r"hairdresser|stylist|realtor|broker|auditor|actuary|recruiter|paralegal|attorney|judge|police officer|"
+    r"courier|nanny|swe|qa|ux designer|data scientist|entrepreneur|homemaker|stay-at-home (?:mom|dad|parent))"
 )
 _TIME = (
     r"\b(?:\d{1,2}(?::\d\d)?\s*(?:am|pm|o'clock)|weekends?|weekdays?|evenings?|mornings?|nights?|"
@@ -303,6 +305,7 @@ def _standing_wish(m: re.Match[str]) -> Draft | None:
         return None
     when = m.group("when").lower()
     negated = when == "never" or what.lower().startswith(("don't", "do not", "stop"))
+    what = re.sub(r"^please\s+", "", what, flags=_I)
     content = f"User wants you to {when} {what}" if when in ("always", "never") else f"User wants you to {what} {when}"
     core = re.sub(r"^(?:don't|do not|stop)\s+", "", what, flags=_I)
     content = re.sub(r"\byou (\w+ )?please\s+", r"you \1", content)
@@ -323,6 +326,12 @@ def _my_thing(m: re.Match[str]) -> Draft | None:
         return Draft(T.USER_FACT, content, 0.85, "contact", topic_of(key), False, ())
     attribute = "birthday" if "birthday" in key else None
     return Draft(T.USER_FACT, content, 0.8, attribute, topic_of(key), False, entities_in(value))
+
+
+def _identity(m: re.Match[str]) -> Draft:
+    """Who the user is when it is not a job ("a night owl", "a new mom", "a diabetic")."""
+    what = en_object(m.group("v"))
+    return Draft(T.USER_FACT, f"User is {what}", 0.6, None, topic_of(what), False, entities_in(what))
 
 
 def _has(m: re.Match[str]) -> Draft | None:
@@ -349,7 +358,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Builder], ...] = (
     ("i", ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
      re.compile(r"^(?:i'm|i am|i just turned|i turned|i'll be|i will be)\s+(?P<v>\d{1,3})(?:\s*(?:years?|yrs?)(?:\s+old)?|\s*y/?o)?$", _I), _age),
     ("i", (" a ", " an "),
-     re.compile(rf"^(?:i'm|i am|i work as|i'm working as|i've been working as|i have been working as)\s+(?:currently\s+|now\s+)?(?P<art>a|an)\s+(?P<v>(?:[\w+#./-]+\s+){{0,3}}?{_JOBS}s?(?:\s+(?:in|of)\s+(?-i:[a-z])[^,;]*)?)(?:\s+(?:now|these days|by the way|btw))?$", _I), _occupation),
+     re.compile(rf"^(?:i'm|i am|i work as|i'm working as|i've been working as|i have been working as)\s+(?:currently\s+|now\s+)?(?P<art>a|an|the)\s+(?P<v>(?:[\w+#./-]+\s+){{0,3}}?{_JOBS}s?(?:\s+(?:in|of)\s+(?-i:[a-z])[^,;]*)?)(?:\s+(?:now|these days|by the way|btw|here|there))?$", _I), _occupation),
     ("i", ("teach",),
      re.compile(rf"{_SUBJ}{_ADV}(?:teach|teaching)\s+(?P<v>[^,;]+)$", _I), _teaches),
     ("i", ("shift", "nights", "days", "weekends", "evenings"),
@@ -396,6 +405,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Builder], ...] = (
      re.compile(r"^my\s+(?:main\s+|current\s+|long[- ]term\s+|biggest\s+|ultimate\s+)?(?:goal|dream|aim|objective)\s+is\s+(?P<v>[^;]+)$", _I), _main_goal),
     ("o", ("always", "never", "from now on", "in the future", "going forward", "every time"),
      re.compile(r"^(?:please\s+)?(?P<when>always|never|from now on|in the future|going forward|every time)\b[,\s]*(?:please\s+)?(?P<v>[^;]+)$", _I), _standing_wish),
+    ("o", ("from now on", "going forward", "in the future"),
+     re.compile(r"^(?:please\s+)?(?P<v>(?!call me\b)[^;]+?)\s+(?P<when>from now on|going forward|in the future)$", _I), _standing_wish),
     ("i", ("have time", "free", "available", "busy", "only"),
      re.compile(rf"^(?=.*\b(?:have time|free|available|busy|only)\b)(?=.*{_TIME})(?:i|we)\b[^;]+$", _I), _availability),
     ("imo", ("budget",),
@@ -408,6 +419,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Builder], ...] = (
      re.compile(r"^my\s+(?P<k>[\w' ]{1,24}?)\s+(?P<is>is|are|was|'s)\s+(?P<v>[^;]+)$", _I), _my_thing),
     ("i", ("have", "'ve got", "own"),
      re.compile(rf"^(?:i|we)(?:\s+have|'ve got|\s+own|\s+have got)\s+(?P<v>(?:a|an|one|two|three|four|five|six|\d+|some|several|many)\s+[^;]+)$", _I), _has),
+    ("i", (" a ", " an "),
+     re.compile(r"^(?:i'm|i am)\s+(?P<v>(?:a|an)\s+(?!(?:bit|little|lot|fan|big|huge|few|total|complete)\b)[\w'-]+(?:\s+[\w'-]+){0,3})$", _I), _identity),
     ("i", ("usually", "always", "often", "regularly", "normally", "typically", "never"),
      re.compile(r"^(?:i|we)\s+(?:usually|always|often|regularly|normally|typically|never)\s+[^;]+$", _I), _habit),
 )

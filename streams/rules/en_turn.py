@@ -35,7 +35,8 @@ from .person import _objects, third_person
 _I = re.IGNORECASE
 _CLAUSE_SPLIT = re.compile(
     r"\s*;\s*|(?<!\d):\s+|\s+but\s+|,\s+(?:and\s+|so\s+|because\s+|but\s+)?|\s+[—–]\s+|\s+-\s+"
-    r"|\s+(?:and|so|because)\s+(?=(?:i|i'm|i've|i'd|my|we|we're|we've)\b)",
+    r"|\s+(?:and|so|because)\s+(?=(?:i|i'm|i've|i'd|my|we|we're|we've)\b)"
+    r"|\s+and\s+(?=(?:then\s+|now\s+|also\s+)?(?:joined|moved|started|switched|quit|left|took|became|relocated)\b)",
     _I,
 )
 _FIRST = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|we've|my)\b", _I)
@@ -44,11 +45,14 @@ _IT = re.compile(r"^it(?:'s|\s+is|\s+was)?\b\s*", _I)
 _DROPPED_SUBJECT = re.compile(
     r"^(?:(?:just|recently|finally|also|then|now|currently|mostly|still)\s+)*"
     r"(?P<verb>moved|relocated|live|living|work|working|worked|started|joined|switched|quit|left|took|teach|"
-    r"teaching|love|hate|prefer|became|studying|learning|trying|planning|based)\b",
+    r"teaching|love|hate|prefer|became|studying|learning|trying|planning|based|doing|[a-z]{3,}ing)\b",
     _I,
 )
+_JOB_CHANGE = re.compile(r"\b(?:left|quit|joined|new job|switched jobs|changed jobs|laid off|resigned)\b", _I)
+_NOW_AT = re.compile(r"^i'?m\s+(?:now\s+)?at\s+(?P<v>(?-i:[A-Z])\S*(?:\s+(?-i:[A-Z])\S*)*)$", _I)
 _APPOSITION = re.compile(r"^(?:a|an)\s+\S", _I)
-_AS_ROLE = re.compile(rf"^as\s+(?P<v>(?:a|an)\s+(?:[\w+#./-]+\s+){{0,3}}?{_JOBS}s?)$", _I)
+_AS_ROLE = re.compile(rf"^(?:as|being)\s+(?P<v>(?:a|an)\s+(?!(?:result|matter|whole|rule|side|reminder|bonus|"
+                      rf"joke|treat|favou?r|courtesy|start|test|example|heads)\b)(?:[\w+#./-]+\s*){{1,4}})$", _I)
 _FAMILY = (
     r"(?:sister|brother|wife|husband|partner|girlfriend|boyfriend|mom|mum|mother|dad|father|parents|son|"
     r"daughter|kids|children|child|baby|grandma|grandmother|grandpa|grandfather|twins?|fianc[ée]e?|family)"
@@ -101,6 +105,8 @@ class _Turn:
     antecedent: str = ""
     """The object of the last draft, for a following "it"."""
     named: bool = False
+    job_change: bool = False
+    """The turn says the user changed jobs ("I left X", "joined"): "now I'm at Y" is the new employer."""
 
 
 def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
@@ -113,7 +119,7 @@ def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
         if is_question or _REQUEST.match(strip_lead(sentence)):
             clauses = _statements_before_question(clauses)
         momentary = is_momentary(sentence)
-        turn = _Turn()
+        turn = _Turn(job_change=bool(_JOB_CHANGE.search(text)))
         for clause in clauses:
             _clause(clause, turn, out, leftovers, momentary)
     return out
@@ -165,7 +171,8 @@ def _resolve(body: str, turn: _Turn) -> str:
             turn.subject = "other"
             return ""
         turn.subject = "user"
-        return body
+        at = _NOW_AT.match(body)
+        return f"I work at {at.group('v')}" if at and turn.job_change else body
     if _IT.match(body) and not re.match(r"^it\s+(?:has|must|should|needs)\b", body, _I):
         return _it(body, turn)
     if _OTHER.match(body) or body.lower().startswith("not "):

@@ -158,6 +158,16 @@ def _used_to(m: re.Match[str]) -> Draft | None:
                  entities_in(obj))
 
 
+def _as_role(m: re.Match[str]) -> Draft | None:
+    """"作为一个新手妈妈，…": the user's role or identity, said in passing."""
+    who = _v(m)
+    if not who:
+        return None
+    if re.search(_JOB + "$", who):
+        return Draft(T.USER_PROFILE, f"用户是{who}", 0.85, "occupation", topic_of(who), False, entities_in(who))
+    return Draft(T.USER_FACT, f"用户是{who}", 0.7, None, topic_of(who), False, entities_in(who))
+
+
 def _location(m: re.Match[str]) -> Draft | None:
     place = _v(m)
     return Draft(T.USER_FACT, f"用户住在{place}", 0.85, "location", None, False, (place,)) if place else None
@@ -283,7 +293,8 @@ _JOB = (
     r"(?:工程师|开发者|开发|程序员|码农|架构师|老师|教师|教授|医生|护士|律师|会计|设计师|经理|运营|销售|大学生|"
     r"研究生|博士生|博士|硕士生|本科生|高中生|初中生|学生|分析师|科学家|研究员|作家|记者|编辑|厨师|司机|公务员|"
     r"创业者|自由职业者|工人|测试|运维|前端|后端|全栈|主播|画家|演员|歌手|摄影师|翻译|顾问|工作者|专员|主管|总监|"
-    r"老板|产品|策划|CEO|CTO|PM|HR|DBA|UI|UX|SWE|SRE"
+    r"老板|产品|策划|财务|人事|行政|客服|文员|出纳|审计|法务|采购|保安|护工|导游|空乘|警察|消防员|军人|农民|店主|"
+    r"会计师|快递员|外卖员|CEO|CTO|PM|HR|DBA|UI|UX|SWE|SRE"
     r"|(?i:[a-z+#.\- ]*(?:engineer|developer|scientist|designer|manager|analyst|programmer|architect|consultant)))"
 )
 _NUM = r"(?:\d{1,3}|[一二三四五六七八九十两]{1,3})"
@@ -308,6 +319,7 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(rf"^{_ADV}在(?P<v>[^,，。]{{1,10}}?)(?:定居|生活|住|安家)(?:了)?$"), _settled),
     (re.compile(rf"^{_ADV}在(?P<v>[^,，。]{{1,10}}?)(?:长大|出生)(?:的)?$"), _grew_up),
     (re.compile(r"^(?:的)?(?:母语|第一语言)(?:是)(?P<v>[^,，。]{1,8})$"), _language),
+    (re.compile(r"^(?:作为|身为)(?:一个|一名|一位|个)?(?P<v>[^,，。]{2,12})$"), _as_role),
     (re.compile(rf"^{_ADV}(?:住在|居住在|生活在|定居在|定居|住|搬到了|搬到|搬去了|搬去)(?P<v>[^,，。]{{1,16}})$"), _location),
     (re.compile(r"^(?:来自|是)(?P<v>[^,，。个一]{1,8})人$"), _hometown),
     (re.compile(r"^(?:的)?(?:老家|家乡)(?:在|是)(?P<v>[^,，。]{1,12})$"), _hometown),
@@ -320,7 +332,7 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(rf"^{_ADV}(?:很|非常|特别|比较|最|挺|超级|超|更)*(?P<verb>喜欢|热爱|偏好|偏爱|喜爱|爱吃|爱喝|爱玩|爱看|爱|迷上了|擅长|习惯)(?P<v>[^,，。]{{1,24}})$"), _like),
     (re.compile(r"^(?:的)?(?:目前的|现在的|长期|最大的)?(?:目标|梦想|理想)(?:是|就是)(?P<v>.{2,30})$"), _main_goal),
     (re.compile(r"^(?:(?:也|还|真的)?(?:希望|想要|想让|要|需要|请))?你?(?:们)?(?P<when>以后|今后|之后|往后|每次|始终|一直|永远)(?P<what>.{2,30})$"), _standing_wish),
-    (re.compile(rf"^[^,，。]{{0,12}}?{_TIME}[^,，。]{{0,12}}?(?:有时间|有空|没时间|没空|才有空|才能|才行)[^,，。]{{0,12}}$"), _availability),
+    (re.compile(rf"^[^,，。]{{0,12}}?{_TIME}[^,，。]{{0,12}}?(?:有时间|有空|没时间|没空|才有空|才能|才行|能学习|可以学习|能学)[^,，。]{{0,12}}$"), _availability),
     (re.compile(r"预算(?P<how>是|为|在|有|只有|控制在|不超过|大概|大约|最多)(?P<v>[^,，。]{1,20})$"), _budget),
     (re.compile(r"预算(?P<how>)(?P<v>\d[^,，。]{0,19})$"), _budget),
     (re.compile(rf"^(?P<adv>{_ADV})(?P<verb>准备|打算|计划|想要|希望|决定|正在准备|在准备|正在学|在学|想学|想去|想转|想换|立志|想先|想再|想多|想把|需要|还要|要先)(?P<v>[^,，。]{{2,30}})$"), _goal),

@@ -236,3 +236,17 @@ def test_a_past_liking_is_not_a_current_one() -> None:
     assert not kotlin.negated and "Kotlin" in kotlin.content
     (coffee,) = extract("I used to love coffee.")
     assert coffee.negated and coffee.content == "User used to love coffee"
+
+
+def test_a_job_change_names_the_new_employer() -> None:
+    cands = extract("I left Spotify last month and joined a startup called Fernhill.")
+    assert [(c.slot, c.content) for c in cands] == [
+        ("user_profile.company", "User no longer works at Spotify"),
+        ("user_profile.company", "User works at Fernhill")]
+    (_, netflix) = extract("I left Amazon, now I'm at Netflix.")
+    assert netflix.content == "User works at Netflix"
+
+
+def test_account_handles_are_left_out() -> None:
+    assert extract("我的微信号是lina_1990") == []
+    assert extract("My WhatsApp is +44 7700 900123") == []
