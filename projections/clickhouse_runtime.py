@@ -25,8 +25,10 @@ from typing import Protocol
 
 from engram.core.ports import Progress
 from engram.schemas.base import Event
+from engram.schemas.events import ErasureRecorded
 
 from .clickhouse import ClickHouseProjector
+from .clickhouse_erasure import erase_memories, erase_user
 from .clickhouse_client import ClickHouseTarget, configured_target
 
 MODE_ENV = "ENGRAM_ANALYTICS"
@@ -80,6 +82,12 @@ class LogAnalytics:
 
     def discard(self) -> None:
         self.projector.discard()
+
+    def erase(self, record: ErasureRecorded) -> int:
+        """Blank the analytics text an erasure covers (a whole user, or some memories); return rows touched."""
+        if record.scope == "everything":
+            return erase_user(self.projector, record.tenant_id, record.user_id)
+        return erase_memories(self.projector, record.tenant_id, record.user_id, record.memory_ids)
 
     # -- from the log ----------------------------------------------------------------
     def cursor(self) -> int:

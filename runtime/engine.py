@@ -191,6 +191,9 @@ class EmbeddedRuntime:
         if not self.eraser.pending:
             return
         records = self.eraser.complete()
+        if self.analytics is not None:
+            for record in records:
+                self.analytics.erase(record)
         with self._transaction():
             self.log.append_all(records)
         self.pump()

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from engram.projections.clickhouse_queries import resolve_query, run_query
 from engram.recall.service import RecallRequest
 from engram.runtime.engine import EmbeddedRuntime
-from engram.schemas.base import Event
 from engram.schemas.events import ErasureRecorded, ForgetRequested, TurnRecorded
 from tests.drivers import T0, turn
 
@@ -60,7 +60,7 @@ def _recall(rt: EmbeddedRuntime, user: str, question: str) -> tuple[str, list[st
     return result.memory_section, result.retrieved_ids
 
 
-@pytest.fixture(params=["off"])
+@pytest.fixture(params=["off", "chdb"])
 def analytics(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -103,6 +103,8 @@ def test_forget_everything_leaves_no_byte_of_the_user_anywhere(tmp_path: Path, a
         assert lineage and lineage[-1]["change"] == "deleted" and canary_a not in repr(lineage)
         assert rt.store.list_memories("t1", "a", ("active", "replaced", "retired", "archived")) == []
 
+        if rt.analytics is not None:
+            _check_analytics(rt, forget, forgotten, canary_b)
         # B is untouched, in memory, recall and replay.
         assert rt.store.list_memories("t1", "b") == b_before
         assert _recall(rt, "b", canary_b) == b_recall_before
@@ -128,5 +130,15 @@ def test_other_events_of_a_forgotten_user_decode_without_text(tmp_path: Path) ->
         assert [m.content for m in rt.store.list_memories("t1", "a")] == ["User loves sailing and always will"]
 
 
-def _events(rt: EmbeddedRuntime) -> list[Event]:
-    return [e for _, e in rt.log.scan()]
+def _check_analytics(rt: EmbeddedRuntime, forget: ForgetRequested, forgotten: str, canary_b: str) -> None:
+    """Analysts see the erasure (shipped SQL) and that the memory was forgotten, and when; no text."""
+    assert rt.analytics is not None
+    client = rt.analytics.projector.client
+    (row,) = run_query(client, resolve_query("erasures").read_text(), {"tenant": "t1"}).as_dicts()
+    assert row["scope"] == "everything" and row["requests"] == 1 and row["users_shredded"] == 1
+    lineage = run_query(client, resolve_query("memory_lineage").read_text(),
+                        {"tenant": "t1", "user": "a", "memory_id": forgotten}).as_dicts()
+    assert lineage[-1]["change"] == "deleted"
+    assert all(not r["before_content"] and not r["after_content"] and not r["turn_content"] for r in lineage)
+    b_turns = client.query("SELECT content FROM turns WHERE user_id = 'b'").result_rows
+    assert any(canary_b in r[0] for r in b_turns)
