@@ -130,6 +130,18 @@ def test_other_events_of_a_forgotten_user_decode_without_text(tmp_path: Path) ->
         assert [m.content for m in rt.store.list_memories("t1", "a")] == ["User loves sailing and always will"]
 
 
+def test_replaced_versions_are_forgotten_too(tmp_path: Path) -> None:
+    with EmbeddedRuntime(tmp_path / "d") as rt:
+        rt.ingest([turn("I live in Zorbtown", user="a"), turn("I moved, I live in Quexville now", user="a")])
+        every = ("active", "replaced", "retired", "archived")
+        kept = rt.store.list_memories("t1", "a", every)
+        assert any(m.status != "active" for m in kept), [(m.status, m.content) for m in kept]
+        rt.append([_forget_everything("t1", "a")])
+        assert rt.store.list_memories("t1", "a", every) == []
+        for _, event in rt.log.scan():
+            assert "Zorbtown" not in event.model_dump_json() and "Quexville" not in event.model_dump_json()
+
+
 def _check_analytics(rt: EmbeddedRuntime, forget: ForgetRequested, forgotten: str, canary_b: str) -> None:
     """Analysts see the erasure (shipped SQL) and that the memory was forgotten, and when; no text."""
     assert rt.analytics is not None
