@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import os
+import threading
 from typing import Any
 
 import orjson
@@ -72,7 +73,29 @@ def _placeholder(event_type: str, path: str, value: Any) -> Any:
     return value
 
 
+_EMPTY: tuple[Any, ...] = (None, "", [], {})
+
+
+class _Nonces:
+    """Random 96-bit nonces drawn from a buffer (one `urandom` call per 4,096 nonces)."""
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._pos = 0
+        self._lock = threading.Lock()  # a nonce handed out twice under one key would break GCM
+
+    def next(self) -> bytes:
+        with self._lock:
+            if self._pos >= len(self._buffer):
+                self._buffer, self._pos = os.urandom(12 * 4096), 0
+            nonce = self._buffer[self._pos : self._pos + 12]
+            self._pos += 12
+        return nonce
+
+
 def _parent(raw: dict[str, Any], path: str) -> tuple[dict[str, Any] | None, str]:
+    if "." not in path:
+        return raw, path
     *parents, leaf = path.split(".")
     node: Any = raw
     for name in parents:
@@ -92,6 +115,7 @@ class FieldCipher:
     def __init__(self, keys: KeyStore) -> None:
         self.keys = keys
         self._aead: dict[str, AESGCM] = {}
+        self._nonces = _Nonces()
 
     def _cipher(self, key_id: str, key: bytes) -> AESGCM:
         aead = self._aead.get(key_id)
@@ -111,14 +135,14 @@ class FieldCipher:
             if parent is None or leaf not in parent:
                 continue
             value = parent[leaf]
-            if value in (None, "", [], {}):
+            if value in _EMPTY:
                 continue
             secret[path] = value
             parent[leaf] = _placeholder(event_type, path, value)
         if not secret:
             return raw
         key_id, key = self.keys.current(owner_of(str(raw["tenant_id"]), str(raw["user_id"])))
-        nonce = os.urandom(12)
+        nonce = self._nonces.next()
         ciphertext = self._cipher(key_id, key).encrypt(nonce, orjson.dumps(secret), _aad(raw, key_id))
         raw[SEALED] = {"k": key_id, "n": _b64(nonce), "c": _b64(ciphertext)}
         return raw
