@@ -42,6 +42,9 @@ class CurrentMemoryProjector:
             self._turn(event, position)
         elif isinstance(event, ForgetRequested) and event.everything:
             self._forget_everything(event)
+        elif isinstance(event, ForgetRequested) and event.topic_text.strip():
+            # a summary or a recent turn may name the topic: dropped, re-derived as the chat goes on
+            self.store.forget_context(event.tenant_id, event.user_id)
 
     def _memory(self, event: MemoryChanged) -> None:
         if event.change == "deleted":
