@@ -81,3 +81,21 @@ def erase_memories(projector: ClickHouseProjector, tenant: str, user: str, memor
                           {**params, "c": causes})
     touched += blank_rows(projector, "turns", f"{_USER} AND event_id IN {{t:Array(String)}}", {**params, "t": turns})
     return touched
+
+
+_MENTIONS: dict[str, str] = {
+    "turns": "positionCaseInsensitiveUTF8(content, {topic:String}) > 0",
+    "recalls": "positionCaseInsensitiveUTF8(question, {topic:String}) > 0",
+    "summary_snapshots": "arrayExists(x -> positionCaseInsensitiveUTF8(x, {topic:String}) > 0, "
+                         "arrayConcat(current_topic, confirmed_facts, todo_items, user_constraints, open_questions))",
+    "memory_proposals": "positionCaseInsensitiveUTF8(content, {topic:String}) > 0",
+}
+
+
+def erase_mentions(projector: ClickHouseProjector, tenant: str, user: str, topic: str) -> int:
+    """Blank the user's turns, recall questions, summaries and proposals that mention a topic (forget X)."""
+    if not topic.strip():
+        return 0
+    projector.flush()
+    params = {"tenant": tenant, "user": user, "topic": topic}
+    return sum(blank_rows(projector, table, f"{_USER} AND {where}", params) for table, where in _MENTIONS.items())

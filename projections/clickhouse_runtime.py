@@ -26,9 +26,10 @@ from typing import Protocol
 from engram.core.ports import Progress
 from engram.schemas.base import Event
 from engram.schemas.events import ErasureRecorded
+from engram.streams.forget import topic_of
 
 from .clickhouse import ClickHouseProjector
-from .clickhouse_erasure import erase_memories, erase_user
+from .clickhouse_erasure import erase_memories, erase_mentions, erase_user
 from .clickhouse_client import ClickHouseTarget, configured_target
 
 MODE_ENV = "ENGRAM_ANALYTICS"
@@ -83,11 +84,14 @@ class LogAnalytics:
     def discard(self) -> None:
         self.projector.discard()
 
-    def erase(self, record: ErasureRecorded) -> int:
-        """Blank the analytics text an erasure covers (a whole user, or some memories); return rows touched."""
+    def erase(self, record: ErasureRecorded, topic_text: str = "") -> int:
+        """Blank the analytics text an erasure covers (a user, some memories, a topic); return rows touched."""
         if record.scope == "everything":
             return erase_user(self.projector, record.tenant_id, record.user_id)
-        return erase_memories(self.projector, record.tenant_id, record.user_id, record.memory_ids)
+        touched = erase_memories(self.projector, record.tenant_id, record.user_id, record.memory_ids)
+        if record.scope == "topic" and topic_text.strip():
+            touched += erase_mentions(self.projector, record.tenant_id, record.user_id, topic_of(topic_text))
+        return touched
 
     # -- from the log ----------------------------------------------------------------
     def cursor(self) -> int:

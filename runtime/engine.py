@@ -85,6 +85,7 @@ class EmbeddedRuntime:
         self._dirty: set[tuple[str, str]] = set()
         # ClickHouse analytics (chDB): inline second projector, or None when off (ENGRAM_ANALYTICS)
         self.analytics = open_analytics(self.data_dir, self.log, analytics, handled=self.log.cursor(PIPELINE))
+        self.eraser.recover(self.log, self.log.cursor(PIPELINE))  # a forget cut short by a crash finishes
 
     # -- edges -----------------------------------------------------------------
     def ingest(self, turns: Iterable[TurnInput], now: datetime | None = None,
@@ -190,12 +191,12 @@ class EmbeddedRuntime:
         """After a forget committed: destroy keys, log the erasure records, leave no old WAL page."""
         if not self.eraser.pending:
             return
-        records = self.eraser.complete()
+        done = self.eraser.complete()
         if self.analytics is not None:
-            for record in records:
-                self.analytics.erase(record)
+            for record, request in done:
+                self.analytics.erase(record, request.topic_text)
         with self._transaction():
-            self.log.append_all(records)
+            self.log.append_all([record for record, _ in done])
         self.pump()
         self.log.checkpoint()
 

@@ -27,6 +27,8 @@ from engram.core.keystore import SqliteKeyStore
 from engram.schemas.base import Event, derive_id
 from engram.schemas.events import ErasureRecorded, ErasureScope, ForgetRequested, MemoryChanged
 
+from .log import EventLog
+
 ENCRYPTION_ENV = "ENGRAM_ENCRYPTION"
 KEYS_FILE = "keys.db"
 
@@ -79,8 +81,28 @@ class Eraser:
     def discard(self) -> None:
         self._pending.clear()
 
-    def complete(self) -> list[ErasureRecorded]:
-        """Destroy the keys of everything-forgets; return one erasure record per forget."""
+    def recover(self, log: EventLog, handled: int) -> int:
+        """Re-queue forgets that committed but whose erasure never completed (a crash in between).
+
+        A forget is complete once its `ErasureRecorded` is in the log; for the
+        others the keys are destroyed now, on the next pump. Returns how many.
+        """
+        done = {e.request_id for _, e in log.scan(types=("ErasureRecorded",)) if isinstance(e, ErasureRecorded)}
+        open_ids = []
+        for seq, event in log.scan(types=("ForgetRequested",)):
+            if seq <= handled and isinstance(event, ForgetRequested) and event.event_id not in done:
+                self._pending.setdefault(event.event_id, _Pending(event))
+                open_ids.append(event.event_id)
+        if open_ids:
+            wanted = set(open_ids)
+            for _, event in log.scan(types=("MemoryChanged",)):
+                if isinstance(event, MemoryChanged) and event.change == "deleted" and wanted & set(event.causation_ids):
+                    for cause in wanted & set(event.causation_ids):
+                        self._pending[cause].memory_ids.append(event.memory_id)
+        return len(open_ids)
+
+    def complete(self) -> list[tuple[ErasureRecorded, ForgetRequested]]:
+        """Destroy the keys of everything-forgets; return one erasure record per forget (and the forget)."""
         records = []
         pending, self._pending = self._pending, {}
         for entry in pending.values():
@@ -89,10 +111,10 @@ class Eraser:
             if request.everything and self.cipher is not None:
                 keys = self.cipher.forget_owner(request.tenant_id, request.user_id)
             ids = tuple(sorted(set(entry.memory_ids)))
-            records.append(ErasureRecorded(
+            records.append((ErasureRecorded(
                 event_id=derive_id(request.event_id, "erasure"), occurred_at=request.occurred_at,
                 tenant_id=request.tenant_id, user_id=request.user_id, causation_ids=(request.event_id,),
                 correlation_id=request.correlation_id, request_id=request.event_id, scope=_scope(request),
                 requested_by=f"{request.tenant_id}/{request.user_id}", memories_erased=len(ids),
-                memory_ids=ids, keys_destroyed=keys))
+                memory_ids=ids, keys_destroyed=keys), request))
         return records

@@ -154,3 +154,29 @@ def _check_analytics(rt: EmbeddedRuntime, forget: ForgetRequested, forgotten: st
     assert all(not r["before_content"] and not r["after_content"] and not r["turn_content"] for r in lineage)
     b_turns = client.query("SELECT content FROM turns WHERE user_id = 'b'").result_rows
     assert any(canary_b in r[0] for r in b_turns)
+
+
+class _Crash(Exception):
+    pass
+
+
+def test_a_forget_cut_short_by_a_crash_is_finished_on_reopen(tmp_path: Path) -> None:
+    canary = "crashmoor" + uuid.uuid4().hex[:8]
+    data = tmp_path / "d"
+    with EmbeddedRuntime(data) as rt:
+        rt.ingest([turn(f"I really love {canary} and always will", user="a")])
+
+        def crash() -> list[object]:
+            raise _Crash("power cut after the forget committed")
+
+        rt.eraser.complete = crash  # type: ignore[method-assign]
+        with pytest.raises(_Crash):
+            rt.append([_forget_everything("t1", "a")])
+        assert rt.store.list_memories("t1", "a") == []  # the forget itself committed
+        assert any(canary in e.model_dump_json() for _, e in rt.log.scan())  # but the key survived
+    with EmbeddedRuntime(data) as again:
+        again.pump()
+        (record,) = [e for _, e in again.log.scan(types=("ErasureRecorded",))]
+        assert isinstance(record, ErasureRecorded) and record.keys_destroyed == 1 and record.memories_erased == 1
+        assert not any(canary in e.model_dump_json() for _, e in again.log.scan())
+    assert find([canary], data) == {}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from engram.access.auth import Principal
 from engram.access.backend import EmbeddedBackend
-from engram.access.models import ForgetBody
+from engram.access.models import ForgetBody, RecallQuery
 from engram.access.service import AccessService
 from engram.runtime.engine import EmbeddedRuntime
 from engram.streams.forget import topic_of
@@ -50,5 +50,33 @@ def test_dry_run_shows_exactly_what_the_forget_then_erases(tmp_path: Path) -> No
         assert [m.content for m in access.memories(ME, "t1", "b")] == ["My daughter plays piano"]
         erasures = [e for _, e in runtime.log.scan(types=("ErasureRecorded",))]
         assert [getattr(e, "scope") for e in erasures] == ["topic", "topic"]
+    finally:
+        backend.close()
+
+
+def test_a_topic_forget_blanks_the_analytics_rows_that_mention_it(tmp_path: Path) -> None:
+    runtime = EmbeddedRuntime(tmp_path / "d", analytics="chdb")
+    backend = EmbeddedBackend(runtime)
+    access = AccessService(backend)
+    try:
+        access.ingest(ME, [turn(f, user="a") for f in FACTS] + [turn("My daughter plays piano", user="b")])
+        access.recall(ME, RecallQuery(tenant="t1", user="a", agent="a1", session="s1",
+                                      question="what does my daughter like?"))
+        access.forget(ME, ForgetBody(tenant="t1", user="a", topic_text="forget my daughter"))
+        assert runtime.analytics is not None
+        client = runtime.analytics.projector.client
+
+        def texts(sql: str) -> list[str]:
+            return [str(r[0]) for r in client.query(sql).result_rows]
+
+        a_text = texts("SELECT content FROM turns WHERE user_id = 'a'") + texts(
+            "SELECT question FROM recalls WHERE user_id = 'a'") + texts(
+            "SELECT before_content FROM memory_changes WHERE user_id = 'a'") + texts(
+            "SELECT content FROM memory_proposals WHERE user_id = 'a'")
+        assert a_text and not any("daughter" in t.lower() for t in a_text), a_text
+        assert any("Java" in t for t in a_text)  # the rest of A's history is still there
+        assert any("daughter" in t for t in texts("SELECT content FROM turns WHERE user_id = 'b'"))
+        assert len(texts("SELECT content FROM turns WHERE user_id = 'a'")) == len(FACTS)  # rows kept, text blanked
+        assert texts("SELECT question FROM recalls WHERE user_id = 'a'") == [""]
     finally:
         backend.close()
