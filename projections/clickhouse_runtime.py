@@ -25,7 +25,7 @@ from typing import Protocol
 
 from engram.core.ports import Progress
 from engram.schemas.base import Event
-from engram.schemas.events import ErasureRecorded
+from engram.schemas.events import ErasureRecorded, ForgetRequested
 from engram.streams.forget import topic_of
 
 from .clickhouse import ClickHouseProjector
@@ -100,15 +100,24 @@ class LogAnalytics:
     def catch_up(self, upto: int | None = None, progress: Progress | None = None) -> int:
         """Project the log's events after the cursor (up to `upto`, else to the end); return how many."""
         last, done = self.cursor(), 0
+        topics: dict[str, str] = {}
         for seq, event in self.log.scan(after=last):
             if upto is not None and seq > upto:
                 break
             self.projector.apply(event, seq)
+            self._replay_erasure(event, topics)
             last, done = seq, done + 1
             if done % CATCH_UP_BATCH == 0:
                 self._checkpoint(last, progress)
         self._checkpoint(last if done else None, progress)
         return done
+
+    def _replay_erasure(self, event: Event, topics: dict[str, str]) -> None:
+        """From the log, an erasure is applied again where it happened (a rebuild must not bring text back)."""
+        if isinstance(event, ForgetRequested) and event.topic_text:
+            topics[event.event_id] = event.topic_text
+        elif isinstance(event, ErasureRecorded):
+            self.erase(event, topics.get(event.request_id, ""))
 
     def _checkpoint(self, cursor: int | None, progress: Progress | None) -> None:
         events = self.projector.pending

@@ -78,5 +78,11 @@ def test_a_topic_forget_blanks_the_analytics_rows_that_mention_it(tmp_path: Path
         assert any("daughter" in t for t in texts("SELECT content FROM turns WHERE user_id = 'b'"))
         assert len(texts("SELECT content FROM turns WHERE user_id = 'a'")) == len(FACTS)  # rows kept, text blanked
         assert texts("SELECT question FROM recalls WHERE user_id = 'a'") == [""]
+        # a rebuild of the analytics from the log applies the erasure again: the text does not come back
+        runtime.analytics.rebuild()
+        rebuilt = texts("SELECT content FROM turns FINAL WHERE user_id = 'a'") + texts(
+            "SELECT question FROM recalls FINAL WHERE user_id = 'a'") + texts(
+            "SELECT after_content FROM memory_changes FINAL WHERE user_id = 'a'")
+        assert any("Java" in t for t in rebuilt) and not any("daughter" in t.lower() for t in rebuilt), rebuilt
     finally:
         backend.close()
