@@ -156,7 +156,7 @@ class EventLog:
             chunk = event_ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
             rows = self._db.execute(f"SELECT event_id, payload FROM log_events WHERE event_id IN ({marks})", chunk)
-            found.update((event_id, decode(payload)) for event_id, payload in rows)
+            found.update((event_id, decode(payload, self.cipher)) for event_id, payload in rows)
         return found
 
     def get(self, event_id: str) -> Event | None:

@@ -15,7 +15,7 @@ from engram.runtime.engine import EmbeddedRuntime
 from engram.streams.forget import topic_of
 from tests.drivers import turn
 
-FACTS = ["My daughter Lily is 5 years old", "我女儿叫小美，今年上小学", "I like Java programming a lot",
+FACTS = ["I have a daughter named Lily", "我女儿叫小美，今年上小学", "I like Java programming a lot",
          "I live in Paris", "I prefer short answers", "I work as a nurse at the hospital"]
 ME = Principal("test")
 
@@ -32,7 +32,7 @@ def test_dry_run_shows_exactly_what_the_forget_then_erases(tmp_path: Path) -> No
     backend = EmbeddedBackend(runtime)
     access = AccessService(backend)
     try:
-        access.ingest(ME, [turn(f, user="a") for f in FACTS] + [turn("My daughter plays piano", user="b")])
+        access.ingest(ME, [turn(f, user="a") for f in FACTS] + [turn("My daughter loves swimming", user="b")])
         before = {m.memory_id: m.content for m in access.memories(ME, "t1", "a")}
         for question in ("forget my daughter", "忘掉我女儿的事"):
             body = ForgetBody(tenant="t1", user="a", topic_text=question, dry_run=True)
@@ -47,7 +47,7 @@ def test_dry_run_shows_exactly_what_the_forget_then_erases(tmp_path: Path) -> No
         left = [m.content for m in access.memories(ME, "t1", "a")]
         assert not any("daughter" in c.lower() or "女儿" in c for c in left)
         assert len(left) == len(before) - 2  # the other four memories stay
-        assert [m.content for m in access.memories(ME, "t1", "b")] == ["My daughter plays piano"]
+        assert [m.content for m in access.memories(ME, "t1", "b")] == ["User's daughter loves swimming"]
         erasures = [e for _, e in runtime.log.scan(types=("ErasureRecorded",))]
         assert [getattr(e, "scope") for e in erasures] == ["topic", "topic"]
     finally:
@@ -59,7 +59,7 @@ def test_a_topic_forget_blanks_the_analytics_rows_that_mention_it(tmp_path: Path
     backend = EmbeddedBackend(runtime)
     access = AccessService(backend)
     try:
-        access.ingest(ME, [turn(f, user="a") for f in FACTS] + [turn("My daughter plays piano", user="b")])
+        access.ingest(ME, [turn(f, user="a") for f in FACTS] + [turn("My daughter loves swimming", user="b")])
         access.recall(ME, RecallQuery(tenant="t1", user="a", agent="a1", session="s1",
                                       question="what does my daughter like?"))
         access.forget(ME, ForgetBody(tenant="t1", user="a", topic_text="forget my daughter"))
