@@ -234,7 +234,7 @@ class FaustStage:
         try:
             if previous is not None:
                 await previous
-            await self.sink.send_all([Send(o.topic, o.key, o.value, None, o.headers) for o in result.outputs])
+            await self.sink.send_all([Send(o.topic, o.key, o.value, o.partition, o.headers) for o in result.outputs])
             changelog = self.table.changelog_topic.get_topic_name()
             await self.sink.send_all([Send(changelog, w.key, w.value, w.partition) for w in result.writes])
         except Exception as exc:  # noqa: BLE001 - fail-stop: the restart replays what did not land
