@@ -109,7 +109,7 @@ class ChainGate:
 
     def __post_init__(self) -> None:
         self.legacy = "heads" not in self.meta and bool(self.meta.get("next"))
-        self.heads = self.meta.setdefault("heads", {})
+        self.heads = dict(self.meta.get("heads", {}))
         self.held = [_decode_held(h) for h in self.meta.get("held", [])]
 
     def admit(self, record: Inbound, origin: Origin) -> Iterator[Inbound]:
@@ -164,6 +164,7 @@ class ChainGate:
 
     def store(self) -> None:
         """Write heads and held records back into the progress value."""
+        self.meta["heads"] = self.heads
         self.meta["held"] = [_encode_held(h) for h in self.held]
         if not self.meta["held"]:
             del self.meta["held"]

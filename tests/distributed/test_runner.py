@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 from engram.distributed.app import dead_letter_owner, stages_for
+from engram.distributed.chain import ChainGate, link_header
 from engram.distributed.governor import partition_of
 from engram.distributed.runner import Inbound, Outbound, StageRunner
 from engram.distributed.topics import Namespace
@@ -364,3 +365,27 @@ def test_a_held_back_record_survives_a_crash_in_the_progress_value() -> None:
     second = _runner("consolidate").run_batch(log[n - n // 2:], table)  # a fresh process: only the table
     assert second.counts["processed"] == n
     assert second.counts["held_back"] == 0
+
+
+def _linked(offset: int, position: tuple[int, ...], prev: tuple[int, ...] | None) -> Inbound:
+    origin = Origin("unit.engram.turns:0", position)
+    return Inbound(NS.topic(t.CANDIDATES), 0, offset, b"t1/u1", b"{}", 1.0,
+                   (("engram-origin", origin.header()), link_header(prev)))
+
+
+def test_the_chain_gate_releases_in_origin_order_and_passes_duplicates_to_the_key_marks() -> None:
+    gate = ChainGate({"next": 0})
+    arrivals = [_linked(0, (1, 0), None), _linked(1, (5, 0), (3, 1)), _linked(2, (5, 1), (5, 0)),
+                _linked(3, (5, 0), (3, 1)), _linked(4, (3, 0), (1, 0)), _linked(5, (3, 1), (3, 0)),
+                _linked(6, (3, 0), (1, 0))]
+    released = [r.offset for a in arrivals for r in gate.admit(a, origin_of(a.topic, 0, a.offset, a.headers))]
+    assert released == [0, 4, 5, 1, 2, 6]  # the held (5, *) after (3, 1); the re-sent (5, 0) was held once
+    assert gate.heads == {"unit.engram.turns:0": [5, 1]} and gate.held == []
+    gate.store()
+    assert ChainGate(gate.meta).heads == gate.heads
+
+
+def test_a_gate_on_progress_written_before_chains_existed_does_not_wait_for_a_predecessor() -> None:
+    record = _linked(9, (7, 0), (6, 0))
+    assert list(ChainGate({"next": 9}).admit(record, origin_of(record.topic, 0, 9, record.headers))) == [record]
+    assert list(ChainGate({"next": 0}).admit(record, origin_of(record.topic, 0, 9, record.headers))) == []
