@@ -122,14 +122,23 @@ class Workers:
         victim.wait(timeout=30)
         self.kills += 1
 
-    def chaos(self, rng: random.Random, every: float, stop: threading.Event, target: int) -> None:
-        """Alternately kill one worker (never the last) and start one, at random intervals around `every`."""
-        while not stop.wait(rng.uniform(every * 0.5, every * 1.5)):
+    def chaos(self, rng: random.Random, every: float, until: threading.Thread, target: int) -> None:
+        """While `until` runs: alternately kill one worker (never the last) and start one, every ~`every` s.
+
+        Runs in the thread that started the first workers: `--die-with-parent` ends a worker when the
+        thread that started it ends. At the end, `target` workers run again.
+        """
+        until.join(rng.uniform(every * 0.5, every * 1.5))
+        while until.is_alive():
             if len(self.alive()) >= target and len(self.alive()) > 1:
                 self.kill_one(rng)
             else:
                 self.start()
                 self.joins += 1
+            until.join(rng.uniform(every * 0.5, every * 1.5))
+        while len(self.alive()) < target:
+            self.start()
+            self.joins += 1
 
     def stop(self) -> None:
         for proc in self.procs:
@@ -155,6 +164,13 @@ def produce(bootstrap: str, ns: Namespace, events: list[Event], rate: float) -> 
             time.sleep(delay)
     if producer.close(120) != 0:
         raise RuntimeError("turns left undelivered")
+
+
+def _guard(failed: list[BaseException], fn: Any, *args: Any) -> None:
+    try:
+        fn(*args)
+    except BaseException as exc:  # noqa: BLE001 - re-raised by the main thread
+        failed.append(exc)
 
 
 def distributed_state(e: Endpoints, ns: Namespace, users: list[tuple[str, str]]) -> Expected:
@@ -209,18 +225,18 @@ def run_once(e: Endpoints, turns: int, workers: int, seed: int, rate: float, eve
     expected = expected or embedded(events, folder / "embedded")
     ns = Namespace(f"chaos-{uuid.uuid4().hex[:8]}.")
     ensure_topics(e.bootstrap, all_specs(ns))
-    crew, rng, stop = Workers(e, ns, folder, extra), random.Random(seed), threading.Event()
+    crew, rng = Workers(e, ns, folder, extra), random.Random(seed)
     started = time.monotonic()
     try:
         for _ in range(workers):
             crew.start()
-        chaos = threading.Thread(target=crew.chaos, args=(rng, every, stop, workers), daemon=True)
-        chaos.start()
-        produce(e.bootstrap, ns, events, rate)
-        stop.set()
-        chaos.join(timeout=120)
-        if not crew.alive():
-            crew.start()
+        failed: list[BaseException] = []
+        producing = threading.Thread(target=_guard, args=(failed, produce, e.bootstrap, ns, events, rate),
+                                     daemon=True)
+        producing.start()
+        crew.chaos(rng, every, producing, workers)
+        if failed:
+            raise failed[0]
         marks = high_watermarks(e.bootstrap, [ns.topic(t.TURNS), ns.topic(t.COMMANDS)])
         with AppliedWaiter(e.bootstrap, ns) as waiter:
             waiter.wait(marks, timeout=timeout)
@@ -256,6 +272,10 @@ def _table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _interrupted(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=3)
@@ -269,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--weaviate-grpc-port", type=int,
                         default=int(os.environ.get("ENGRAM_WEAVIATE_GRPC_PORT", "50051")))
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _interrupted)  # stop the workers and delete the topics on SIGTERM too
     e = Endpoints(args.bootstrap, args.weaviate_url, args.weaviate_grpc_port)
     results = []
     with tempfile.TemporaryDirectory(prefix="engram-chaos-") as tmp:

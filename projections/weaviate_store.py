@@ -77,10 +77,16 @@ class WeaviateStore:
         self._client.close()
 
     def ensure_collections(self) -> None:
+        """Create the missing collections; another process creating one at the same time is not an error."""
         existing = set(self._client.collections.list_all(simple=True))
         for name, spec in collection_specs(self._wvc).items():
-            if self.prefix + name not in existing:
+            if self.prefix + name in existing:
+                continue
+            try:
                 self._client.collections.create(self.prefix + name, **spec)
+            except Exception:  # noqa: BLE001 - e.g. 422 "class already exists" from a concurrent creator
+                if not self._client.collections.exists(self.prefix + name):
+                    raise
 
     def _tenant(self, collection: str, tenant: str) -> Any:
         return self._client.collections.get(self.prefix + collection).with_tenant(tenant_name(tenant))
