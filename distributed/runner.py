@@ -126,6 +126,7 @@ class StageRunner:
         self.cache_size = cache_size
         self.counters: Counter[str] = Counter()
         self._cache: dict[bytes, tuple[bytes, Entry[Any]]] = {}
+        self._partitions: dict[tuple[bytes, int], int] = {}
 
     @property
     def stateful(self) -> bool:
@@ -286,9 +287,18 @@ class StageRunner:
         headers = [(ORIGIN_HEADER, origin.header()), (TYPE_HEADER, event.type.encode())]
         if origin.tp != f"{record.topic}:{record.partition}":
             return Outbound(topic, key, encode(event), headers)
-        partition = partition_of(key, _PARTITIONS[catalogue])
+        partition = self._partition(key, _PARTITIONS[catalogue])
         headers.append(link_header(batch.link(record).link(f"{topic}:{partition}", origin.position)))
         return Outbound(topic, key, encode(event), headers, partition)
+
+    def _partition(self, key: bytes, partitions: int) -> int:
+        """The keyed partitioner's choice, cached (murmur2 in Python costs tens of µs; keys are users)."""
+        found = self._partitions.get((key, partitions))
+        if found is None:
+            if len(self._partitions) >= self.cache_size * 5:
+                self._partitions.clear()
+            found = self._partitions[(key, partitions)] = partition_of(key, partitions)
+        return found
 
     def _reject(self, record: Inbound, topic: str, event_type: str | None, reason: str, batch: _Batch) -> None:
         if not self.owns_dead_letter(topic, event_type):
