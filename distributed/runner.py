@@ -158,7 +158,8 @@ class StageRunner:
         for slot in batch.slots.values():
             self._write(slot, result)
         for (topic, partition), gate in batch.gates.items():
-            result.counts["held_back"] += gate.newly_held
+            if gate.newly_held:
+                result.counts["held_back"] += gate.newly_held
             if gate.changed:
                 gate.store()
                 batch.progress.touch(topic, partition)
