@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from engram.llm.client import ModelClient
 from engram.llm.context import llm_context
+from engram.llm.extractor import LLMExtractor, warm_up
 from engram.llm.settings import LLMSettings, settings_from_env
 from tests.drivers import Driver
 from tests.llm.conftest import ContextDriver
@@ -41,6 +43,12 @@ def real_settings() -> LLMSettings:
         pytest.fail("no real model configured: run `deploy/local/llm test`, or "
                     "`eval \"$(deploy/local/llm up)\"` before pytest -m real_llm", pytrace=False)
     return settings
+
+
+@pytest.fixture(scope="session", autouse=True)
+def warm_model(real_settings: LLMSettings) -> None:
+    """Both extraction prompts cached by the server before the first case (a cold prompt is ~1 min here)."""
+    warm_up(LLMExtractor(ModelClient(real_settings), real_settings.extract_model or ""))
 
 
 RealFactory = Callable[..., Driver]
