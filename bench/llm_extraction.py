@@ -10,7 +10,8 @@ model). Reported per extractor:
   terms; `none` cases: no memory at all) and must-not violations, overall and
   per language;
 - calls per 100 turns (every attempt counts, retries included);
-- latency per call, p50 / p95 (ms), and per extracted turn;
+- latency per call, p50 / p95 (ms), and per extracted turn (with `--parallel N`,
+  N cases are in flight and the server batches them: latency includes that);
 - failure kinds: malformed answers, timeouts, schema-invalid (calls whose
   answered items were dropped by validation, and how many items), other
   errors, and turns that fell back to the rules.
@@ -26,6 +27,10 @@ Corpus: JSON lines, one case each:
     eval "$(deploy/local/llm up)"
     python -m bench.llm_extraction                                 # bench/data/llm_subset.jsonl
     python -m bench.llm_extraction --corpus bench/data/extraction.jsonl --limit 40 --json-out out.json
+    python -m bench.llm_extraction --parallel 4 --show-misses         # 4 cases in flight (the server's slots)
+
+One untimed warm-up call per prompt (user, assistant) runs first, so the
+server has both prompts' prefix cached, as it has in steady state.
     deploy/local/llm down
 """
 
@@ -39,6 +44,7 @@ import statistics
 import sys
 import time
 from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -47,7 +53,7 @@ from typing import Any
 from bench.common import emit, machine_info, table
 from engram.core.ports import Extraction, Extractor, LLMCall
 from engram.llm.client import ModelClient
-from engram.llm.extractor import LLMExtractor
+from engram.llm.extractor import LLMExtractor, warm_up
 from engram.llm.settings import settings_from_env
 from engram.schemas.events import TurnRecorded
 from engram.schemas.memory import Candidate
@@ -134,26 +140,36 @@ def _turn(case: Case, i: int, role: str, content: str) -> TurnRecorded:
                         role=role, content=content)  # type: ignore[arg-type]
 
 
-def run(cases: list[Case], extractors: dict[str, Extractor], progress: bool = True) -> dict[str, Tally]:
-    tallies = {name: Tally() for name in extractors}
-    for n, case in enumerate(cases, 1):
-        for name, extractor in extractors.items():
-            tally, found = tallies[name], []
-            for i, (role, content) in enumerate(case.turns):
-                tally.turns += 1
-                if filter_turn(role, content) is not None:  # type: ignore[arg-type]
-                    continue
-                started = time.monotonic()
-                extraction: Extraction = extractor.extract(_turn(case, i, role, content))
-                tally.turn_ms.append((time.monotonic() - started) * 1000)
-                tally.extracted_turns += 1
-                tally.calls.extend(extraction.calls)
-                tally.fallbacks += bool(extraction.calls) and extraction.extractor != "llm"
-                found.extend(extraction.candidates)
-            tally.score(case, found)
-        if progress:
-            print(f"[{n}/{len(cases)}] {case.id}", file=sys.stderr, flush=True)
+def run(cases: list[Case], extractors: dict[str, Extractor], parallel: int = 1) -> dict[str, Tally]:
+    """Each extractor over every case; `parallel` cases in flight at once (the model's server batches them)."""
+    tallies = {}
+    for name, extractor in extractors.items():
+        tally = tallies[name] = Tally()
+        with ThreadPoolExecutor(max_workers=parallel) as pool:
+            done = pool.map(lambda case: (case, _extract_case(case, extractor)), cases)
+            for n, (case, (found, turns)) in enumerate(done, 1):
+                for extraction, ms in turns:
+                    tally.turn_ms.append(ms)
+                    tally.extracted_turns += 1
+                    tally.calls.extend(extraction.calls)
+                    tally.fallbacks += bool(extraction.calls) and extraction.extractor != "llm"
+                tally.turns += len(case.turns)
+                tally.score(case, found)
+                print(f"[{name} {n}/{len(cases)}] {case.id}", file=sys.stderr, flush=True)
     return tallies
+
+
+def _extract_case(case: Case, extractor: Extractor) -> tuple[list[Candidate], list[tuple[Extraction, float]]]:
+    found: list[Candidate] = []
+    turns = []
+    for i, (role, content) in enumerate(case.turns):
+        if filter_turn(role, content) is not None:  # type: ignore[arg-type]
+            continue
+        started = time.monotonic()
+        extraction = extractor.extract(_turn(case, i, role, content))
+        turns.append((extraction, (time.monotonic() - started) * 1000))
+        found.extend(extraction.candidates)
+    return found, turns
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -222,23 +238,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=0, help="first N cases only (0 = all)")
     parser.add_argument("--json-out", type=Path)
     parser.add_argument("--show-misses", action="store_true")
+    parser.add_argument("--parallel", type=int, default=1, help="cases in flight at once against the model")
+    parser.add_argument("--no-warm-up", action="store_true", help="skip the untimed first call per prompt")
     args = parser.parse_args(argv)
     settings = settings_from_env(os.environ)
     if settings is None or not settings.extract_model:
         parser.error("no model configured: eval \"$(deploy/local/llm up)\" first (ENGRAM_LLM_*)")
     cases = load_corpus(args.corpus)[: args.limit or None]
     model = f"model ({settings.extract_model})"
-    extractors: dict[str, Extractor] = {
-        "rules": RuleExtractor(), model: LLMExtractor(ModelClient(settings), settings.extract_model)}
+    llm = LLMExtractor(ModelClient(settings), settings.extract_model)
+    warm_ms = [] if args.no_warm_up else warm_up(llm)  # not counted: the prompts' prefix cached once
+    extractors: dict[str, Extractor] = {"rules": RuleExtractor(), model: llm}
     started = time.monotonic()
-    tallies = run(cases, extractors)
+    tallies = run(cases, extractors, args.parallel)
     results = [summary(name, tally) for name, tally in tallies.items()]
     print(side_by_side(results))
     if args.show_misses:
         for r in results:
             print(f"\nmisses of {r['extractor']}:\n  " + "\n  ".join(r["misses"]))
     record = {"bench": "llm_extraction", "corpus": str(args.corpus), "cases": len(cases),
-              "json_mode": settings.json_mode, "base_url": settings.base_url,
+              "json_mode": settings.json_mode, "base_url": settings.base_url, "parallel": args.parallel,
+              "warm_up_ms": [round(ms) for ms in warm_ms],
               "seconds": round(time.monotonic() - started, 1), "machine": machine_info(), "results": results}
     emit({k: v for k, v in record.items() if k != "results"} | {
         "results": [{k: v for k, v in r.items() if k != "misses"} for r in results]})
