@@ -48,7 +48,7 @@ message gives Chinese memories ("用户喜欢Java"), an English one English memo
 Never translate. Split a message stating several things into several memories.
 
 Answer with one JSON object and nothing else:
-{{"memories": [{{"type": "...", "attribute": null, "content": "...", "confidence": 0.9,
+{{"memories": [{{"content": "...", "type": "...", "attribute": null, "confidence": 0.9,
   "topic": "...", "negated": false, "entities": [], "keywords": []}}]}}
 - type: exactly one of user_profile, user_preference, user_goal, user_constraint, user_fact
 - attribute: only for single-valued facts ({_SLOTS}); otherwise null
@@ -70,7 +70,7 @@ pleasantries and suggestions that were not settled. One conclusion per memory, s
 Write each memory as one short statement in THE SAME LANGUAGE AS THE REPLY. Never translate.
 
 Answer with one JSON object and nothing else:
-{"memories": [{"type": "...", "content": "...", "confidence": 0.9, "topic": "...", "entities": [],
+{"memories": [{"content": "...", "type": "...", "confidence": 0.9, "topic": "...", "entities": [],
   "keywords": []}]}
 - type: exactly one of assistant_decision, assistant_constraint, assistant_plan, assistant_action
 - confidence: 0 to 1, how firmly the reply settles it
@@ -118,7 +118,7 @@ def _framed(label: str, content: str) -> str:
 
 
 def _m(kind: str, content: str, topic: str, attribute: str | None = None, negated: bool = False) -> dict[str, object]:
-    return {"type": kind, "attribute": attribute, "content": content, "topic": topic, "negated": negated}
+    return {"content": content, "type": kind, "attribute": attribute, "topic": topic, "negated": negated}
 
 
 # Worked examples, sent as earlier turns of the conversation: small models copy a demonstrated answer
@@ -189,15 +189,15 @@ def memory_schema(role: str) -> dict[str, Any]:
     allowed = ASSISTANT_TYPES if role == "assistant" else USER_TYPES
     item: dict[str, Any] = {
         "type": "object",
-        "properties": {
-            "type": {"type": "string", "enum": sorted(t.value for t in allowed)},
+        "properties": {  # content first: a small model classifies a statement it has written better
             "content": {"type": "string", "minLength": 1, "maxLength": 200},
+            "type": {"type": "string", "enum": sorted(t.value for t in allowed)},
             "topic": _nullable("string"),
             "negated": {"type": "boolean"},
             "confidence": {"type": "number"},
             "attribute": _nullable("string"),
         },
-        "required": ["type", "content", "topic", "negated"],
+        "required": ["content", "type", "topic", "negated"],
         "additionalProperties": False,
     }
     return {"type": "object", "properties": {"memories": {"type": "array", "items": item, "maxItems": 8}},
