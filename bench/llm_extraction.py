@@ -23,6 +23,9 @@ Corpus: JSON lines, one case each:
      "must_not": [{"type": ["user_preference"], "contains": ["喜欢猫"]}],
      "none": false}                                                   # true: no memory may be extracted
 `type` may be a string or a list (omitted: any type); `turns` may be plain strings (user turns).
+The corpus of `bench/extraction.py` (`bench/data/extraction_*.jsonl`: "U: text" turns, `has` /
+`not` / `none` expectations) is read too; its `count` / `one` / `resolved` expectations are about
+consolidation and are not scored here (every turn is extracted on its own, nothing is merged).
 
     eval "$(deploy/local/llm up)"
     python -m bench.llm_extraction                                 # bench/data/llm_subset.jsonl
@@ -66,12 +69,50 @@ DEFAULT_CORPUS = Path(__file__).parent / "data" / "llm_subset.jsonl"
 @dataclass(frozen=True)
 class Expectation:
     types: frozenset[str]
+    """memory types (`user_goal`) or slots (`user_profile.occupation`); empty: any"""
     terms: tuple[str, ...]
+    negated: bool | None = None
 
     def matches(self, candidate: Candidate) -> bool:
-        if self.types and candidate.type.value not in self.types:
+        if self.types and candidate.type.value not in self.types and candidate.slot not in self.types:
+            return False
+        if self.negated is not None and candidate.negated != self.negated:
             return False
         return all(re.search(term, candidate.content, re.IGNORECASE) for term in self.terms)
+
+
+def _term(raw: str) -> str:
+    """bench/extraction.py's terms as a regex: Latin words whole (`x*` a prefix), CJK substrings, `a|b`."""
+    alternatives = []
+    for alt in raw.split("|"):
+        if re.search(r"[\u4e00-\u9fff]", alt):
+            alternatives.append(re.escape(alt))
+        elif alt.endswith("*"):
+            alternatives.append(r"\b" + re.escape(alt[:-1]))
+        else:
+            alternatives.append(r"\b" + re.escape(alt) + r"\b")
+    return "|".join(alternatives)
+
+
+_ROLES = {"U": "user", "B": "user", "A": "assistant"}
+SKIPPED_KINDS = ("count", "one", "resolved")
+"""Expectations of `bench/extraction.py` about consolidation, not extraction: not scored here."""
+
+
+def _extraction_case(raw: dict[str, Any], n: int) -> Case:
+    """A case of `bench/data/extraction_*.jsonl` ("U: text" turns; has / not / none expectations)."""
+    turns = tuple((_ROLES.get(t[:1], "user"), t[2:].strip()) for t in raw["turns"] if t != "---")
+    expect, must_not, none = [], [], False
+    for e in raw.get("expect", []):
+        if "has" in e:
+            expect.append(Expectation(frozenset(e["has"].split("|")), tuple(_term(t) for t in e.get("terms", []))))
+        elif "not" in e:
+            kinds = frozenset(e["type"].split("|")) if e.get("type") else frozenset()
+            must_not.append(Expectation(kinds, tuple(_term(t) for t in e["not"]), e.get("negated")))
+        elif e.get("none"):
+            none = True
+    return Case(str(raw.get("id", n)), str(raw.get("lang", "?")), str(raw.get("kind", "?")), turns,
+                tuple(expect), tuple(must_not), none)
 
 
 @dataclass(frozen=True)
@@ -98,6 +139,9 @@ def load_corpus(path: Path) -> list[Case]:
         if not line.strip():
             continue
         raw = json.loads(line)
+        if any(isinstance(t, str) and t[1:2] == ":" for t in raw.get("turns", [])):
+            cases.append(_extraction_case(raw, n))
+            continue
         turns = tuple(("user", t) if isinstance(t, str) else (t.get("role", "user"), t["content"])
                       for t in raw.get("turns") or [raw])
         expect = raw.get("expect") or raw.get("expected") or raw.get("expectations") or []
