@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
+from .kafka_retry import retrying
 from .progress import Gap
 from .records import Inbound
 
@@ -38,8 +39,13 @@ class GapReader:
 
     def _ends(self, tps: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
         request = {TopicPartition(topic, partition): OffsetSpec.latest() for topic, partition in tps}
-        futures = self._admin_client().list_offsets(request, request_timeout=self.timeout)
-        return {(tp.topic, tp.partition): future.result(timeout=self.timeout).offset for tp, future in futures.items()}
+
+        def ask() -> dict[tuple[str, int], int]:
+            futures = self._admin_client().list_offsets(request, request_timeout=self.timeout)
+            return {(tp.topic, tp.partition): future.result(timeout=self.timeout).offset
+                    for tp, future in futures.items()}
+
+        return retrying(ask, "reading end offsets")
 
     async def committed(self, group: str, tps: Sequence[tuple[str, int]]) -> dict[tuple[str, int], int]:
         """The consumer group's committed offsets (-1 where none)."""
@@ -47,8 +53,12 @@ class GapReader:
 
     def _committed(self, group: str, tps: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
         request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p) for t, p in tps])
-        future = self._admin_client().list_consumer_group_offsets([request], request_timeout=self.timeout)[group]
-        return {(tp.topic, tp.partition): tp.offset for tp in future.result(timeout=self.timeout).topic_partitions}
+
+        def ask() -> dict[tuple[str, int], int]:
+            future = self._admin_client().list_consumer_group_offsets([request], request_timeout=self.timeout)[group]
+            return {(tp.topic, tp.partition): tp.offset for tp in future.result(timeout=self.timeout).topic_partitions}
+
+        return retrying(ask, f"reading the committed offsets of {group}")
 
     def _admin_client(self) -> AdminClient:
         if self._admin is None:
@@ -67,7 +77,8 @@ class GapReader:
 
     def _read(self, gap: Gap) -> list[Inbound]:
         consumer = self._client()
-        low, _ = consumer.get_watermark_offsets(TopicPartition(gap.topic, gap.partition), timeout=self.timeout)
+        low, _ = retrying(lambda: consumer.get_watermark_offsets(TopicPartition(gap.topic, gap.partition),
+                                                                 timeout=self.timeout), "reading watermarks")
         start = max(gap.start, low)  # records removed by retention cannot be read back
         if start >= gap.end:
             return []

@@ -1,7 +1,8 @@
 """Reading the distributed runtime back: topics to their end, consumer lag, idleness, folds.
 
-Used by `engram replay`, the tests and the benchmarks; nothing here is on the
-processing path.
+Used by `engram replay`, `engram ingest --wait`, the tests and the benchmarks; nothing
+here is on the processing path. Every broker request retries transient errors
+(`kafka_retry`): right after a topic is created, or while a broker restarts.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import orjson
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
 
 from engram.schemas import topics as t
 from engram.schemas.base import Event
@@ -22,6 +23,7 @@ from engram.schemas.memory import MemoryRecord
 
 from .admin import admin_client
 from .app import stages_for
+from .kafka_retry import retrying
 from .progress import PREFIX
 from .topics import SOURCE_TOPICS, Namespace
 
@@ -57,6 +59,10 @@ class Probe:
 
     def high_watermarks(self, topics: Iterable[str]) -> dict[tuple[str, int], int]:
         """(topic, partition) -> the offset after the last record, for existing topics."""
+        names = list(topics)
+        return retrying(lambda: self._high_watermarks(names), "reading high watermarks")
+
+    def _high_watermarks(self, topics: list[str]) -> dict[tuple[str, int], int]:
         present = self.consumer.list_topics(timeout=self.timeout).topics
         marks = {}
         for topic in topics:
@@ -66,10 +72,15 @@ class Probe:
         return marks
 
     def committed(self, group: str, tps: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """The group's committed offsets (0 where none)."""
         request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p) for t, p in tps])
-        future = self.admin.list_consumer_group_offsets([request], request_timeout=self.timeout)[group]
-        result = future.result(timeout=self.timeout)
-        return {(tp.topic, tp.partition): max(tp.offset, 0) for tp in result.topic_partitions}
+
+        def ask() -> dict[tuple[str, int], int]:
+            future = self.admin.list_consumer_group_offsets([request], request_timeout=self.timeout)[group]
+            result = future.result(timeout=self.timeout + 5)
+            return {(tp.topic, tp.partition): max(tp.offset, 0) for tp in result.topic_partitions}
+
+        return retrying(ask, f"reading the committed offsets of {group}")
 
     def lag(self, group: str, topics: Iterable[str]) -> int:
         """Records of `topics` not yet committed by consumer group `group`."""
@@ -156,7 +167,7 @@ class ProgressWatcher:
         if len(self._assigned) == len(self._changelogs) or time.monotonic() - self._listed_at < LIST_EVERY:
             return
         self._listed_at = time.monotonic()
-        present = self._consumer.list_topics(timeout=10).topics
+        present = retrying(lambda: self._consumer.list_topics(timeout=10).topics, "listing topics")
         new = [n for n in self._changelogs if n in present and n not in self._assigned and present[n].partitions]
         if new:
             self._consumer.incremental_assign([TopicPartition(n, p, 0) for n in new for p in present[n].partitions])
@@ -197,12 +208,9 @@ def wait_idle(bootstrap: str, ns: Namespace, role: str = "processors", timeout: 
     try:
         with Probe(bootstrap) as probe:
             while time.monotonic() - start < timeout:
-                try:
-                    watcher.poll()
-                    behind = watcher.behind(probe.high_watermarks(inputs))
-                    marks = probe.high_watermarks(derived)
-                except KafkaException:  # e.g. leadership of just-created topics still settling
-                    behind, marks = -1, None
+                watcher.poll()
+                behind = watcher.behind(probe.high_watermarks(inputs))
+                marks = probe.high_watermarks(derived)
                 if behind == 0 and marks == last:
                     stable_since = stable_since or time.monotonic()
                     if time.monotonic() - stable_since >= settle:

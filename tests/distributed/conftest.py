@@ -13,7 +13,7 @@ from tests.services import import_client
 import_client("confluent_kafka", "kafka")
 import_client("faust", "kafka")
 
-from engram.distributed.admin import admin_client, delete_topics, ensure_topics  # noqa: E402
+from engram.distributed.admin import delete_namespace, ensure_topics  # noqa: E402
 from engram.distributed.producer import TurnProducer  # noqa: E402
 from engram.distributed.readback import read_topic, unique_events, wait_idle  # noqa: E402
 from engram.distributed.replay import worker_command  # noqa: E402
@@ -69,5 +69,4 @@ def cluster(kafka_bootstrap: str, tmp_path: Path) -> Iterator[Cluster]:
     yield c
     for worker in c.workers:
         worker.stop()
-    names = [n for n in admin_client(kafka_bootstrap).list_topics(timeout=30).topics if n.startswith(ns.prefix)]
-    delete_topics(kafka_bootstrap, names)
+    delete_namespace(kafka_bootstrap, ns.prefix)
