@@ -82,8 +82,12 @@ class ProjectorSettings:
 
 
 def weaviate_prefix(ns: Namespace) -> str:
-    """The collection prefix of a namespace's Weaviate projection (generations do not share one)."""
-    return ns.prefix + (f"g{ns.generation}" if ns.generation else "")
+    """The collection prefix of a namespace's Weaviate projection (generations do not share one).
+
+    `/` cannot be part of a Kafka name, so prefix "a" generation 1 ("a/g1") is never prefix
+    "ag1" generation 0; `collection_prefix` then encodes it injectively.
+    """
+    return ns.prefix + (f"/g{ns.generation}" if ns.generation else "")
 
 
 class AnalyticsWriter:
