@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import orjson
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 
 from engram.schemas import topics as t
 from engram.schemas.base import Event
@@ -21,9 +21,9 @@ from engram.schemas.codec import EventDecodeError, decode
 from engram.schemas.events import MemoryChanged
 from engram.schemas.memory import MemoryRecord
 
-from .admin import admin_client
 from .app import stages_for
 from .kafka_retry import retrying
+from .offsets import committed_offsets, group_reader
 from .progress import PREFIX
 from .topics import SOURCE_TOPICS, Namespace
 
@@ -50,12 +50,17 @@ def _consumer(bootstrap: str) -> Consumer:
 
 
 class Probe:
-    """One consumer and one admin client for repeated offset questions (close it when done)."""
+    """Consumers for repeated offset questions (close it when done).
+
+    Committed offsets are read with a consumer of the group's id that never joins it
+    (`offsets`), not with the AdminClient, which can abort the process in a broker restart.
+    """
 
     def __init__(self, bootstrap: str, timeout: float = 10.0) -> None:
+        self.bootstrap = bootstrap
         self.timeout = timeout
         self.consumer = _consumer(bootstrap)
-        self.admin = admin_client(bootstrap)
+        self._groups: dict[str, Consumer] = {}
 
     def high_watermarks(self, topics: Iterable[str]) -> dict[tuple[str, int], int]:
         """(topic, partition) -> the offset after the last record, for existing topics."""
@@ -73,14 +78,10 @@ class Probe:
 
     def committed(self, group: str, tps: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
         """The group's committed offsets (0 where none)."""
-        request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p) for t, p in tps])
-
-        def ask() -> dict[tuple[str, int], int]:
-            future = self.admin.list_consumer_group_offsets([request], request_timeout=self.timeout)[group]
-            result = future.result(timeout=self.timeout + 5)
-            return {(tp.topic, tp.partition): max(tp.offset, 0) for tp in result.topic_partitions}
-
-        return retrying(ask, f"reading the committed offsets of {group}")
+        if group not in self._groups:
+            self._groups[group] = group_reader(self.bootstrap, group)
+        return {tp: max(offset, 0) for tp, offset in committed_offsets(self._groups[group], group, tps,
+                                                                       self.timeout).items()}
 
     def lag(self, group: str, topics: Iterable[str]) -> int:
         """Records of `topics` not yet committed by consumer group `group`."""
@@ -90,6 +91,9 @@ class Probe:
 
     def close(self) -> None:
         self.consumer.close()
+        for consumer in self._groups.values():
+            consumer.close()
+        self._groups.clear()
 
     def __enter__(self) -> Probe:
         return self

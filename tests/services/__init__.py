@@ -55,7 +55,8 @@ SERVICE_MARKERS = {
     "clickhouse": "needs the ClickHouse engine (chDB or a server)",
     "llm": "needs the scripted OpenAI-compatible server",
 }
-FIXTURE_MARKERS = {"kafka_bootstrap": "kafka", "weaviate_endpoint": "weaviate", "clickhouse_dsn": "clickhouse"}
+FIXTURE_MARKERS = {"kafka_bootstrap": "kafka", "private_kafka": "kafka", "weaviate_endpoint": "weaviate",
+                   "clickhouse_dsn": "clickhouse"}
 
 
 @dataclass(frozen=True)
