@@ -40,9 +40,15 @@ class GapReader:
 
     def _ends(self, tps: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
         consumer = self._client()
+
+        def ask() -> dict[tuple[str, int], int]:
+            for topic in sorted({t for t, _ in tps}):  # the consumer learns the leaders of topics it never read
+                consumer.list_topics(topic, timeout=self.timeout)
+            return {(t, p): consumer.get_watermark_offsets(TopicPartition(t, p), timeout=self.timeout)[1]
+                    for t, p in tps}
+
         with self._lock:
-            return retrying(lambda: {(t, p): consumer.get_watermark_offsets(TopicPartition(t, p), timeout=self.timeout)[1]
-                                     for t, p in tps}, "reading end offsets")
+            return retrying(ask, "reading end offsets")
 
     async def committed(self, group: str, tps: Sequence[tuple[str, int]]) -> dict[tuple[str, int], int]:
         """The consumer group's committed offsets (-1 where none)."""
