@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,15 +44,28 @@ def _listeners() -> set[tuple[str, int]]:
 LOOPBACK = {"0100007F", "00000000000000000000000001000000", "0000000000000000FFFF00000100007F"}
 
 
+def _free_run(count: int) -> list[int]:
+    """`count` consecutive free ports."""
+    while True:
+        base = free_port()
+        ports = list(range(base, base + count))
+        if ports[-1] < 65536 and all(_bindable(p) for p in ports):
+            return ports
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
 class Weaviate:
     def __init__(self, folder: Path, netns: bool) -> None:
         names = ["PORT", "GRPC_PORT", "GOSSIP_PORT", "DATA_PORT", "RAFT_PORT", "RAFT_RPC_PORT"]
-        ports: list[int] = []
-        while len(ports) < len(names):
-            port = free_port()
-            if port not in ports:
-                ports.append(port)
-        self.ports = dict(zip(names, ports))
+        self.ports = dict(zip(names, _free_run(len(names))))  # Weaviate finds data = gossip + 1, rpc = raft + 1
         self.env = {**os.environ, "ENGRAM_SERVICES_DIR": str(folder), "ENGRAM_WEAVIATE_NETNS": "1" if netns else "0",
                     **{f"ENGRAM_WEAVIATE_{k}": str(v) for k, v in self.ports.items()}}
 
