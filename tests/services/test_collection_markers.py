@@ -53,7 +53,8 @@ def _needs_kafka(row: dict[str, object]) -> bool:
     fixtures = row["fixtures"]
     params = row["params"]
     assert isinstance(fixtures, list) and isinstance(params, dict)
-    return bool({"kafka_bootstrap", "private_kafka", "cluster"} & set(fixtures)) or params.get("engram") == "distributed"
+    uses_kafka = bool({"kafka_bootstrap", "private_kafka", "cluster"} & set(fixtures))
+    return uses_kafka or params.get("engram") == "distributed"
 
 
 def test_not_kafka_deselects_every_kafka_test_at_collection(tmp_path: Path) -> None:

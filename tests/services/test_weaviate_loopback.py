@@ -70,8 +70,9 @@ class Weaviate:
                     **{f"ENGRAM_WEAVIATE_{k}": str(v) for k, v in self.ports.items()}}
 
     def run(self, command: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(SERVICES_SCRIPT), command, "weaviate"], env=self.env, capture_output=True,  # noqa: S603
-                              text=True, timeout=600, check=False)
+        return subprocess.run(  # noqa: S603
+            [str(SERVICES_SCRIPT), command, "weaviate"], env=self.env, capture_output=True, text=True, timeout=600,
+            check=False)
 
 
 @pytest.fixture
