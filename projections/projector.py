@@ -17,6 +17,9 @@ PROJECTED_TYPES = frozenset(
 )
 
 
+FORGETTABLE_STATUSES = ("active", "replaced", "retired", "archived", "deleted")
+
+
 class CurrentMemoryProjector:
     """Keeps a MemoryStore equal to the fold of the events it is given."""
 
@@ -38,6 +41,9 @@ class CurrentMemoryProjector:
         elif isinstance(event, TurnRecorded):
             self._turn(event, position)
         elif isinstance(event, ForgetRequested) and event.everything:
+            self._forget_everything(event)
+        elif isinstance(event, ForgetRequested) and event.topic_text.strip():
+            # a summary or a recent turn may name the topic: dropped, re-derived as the chat goes on
             self.store.forget_context(event.tenant_id, event.user_id)
 
     def _memory(self, event: MemoryChanged) -> None:
@@ -46,6 +52,12 @@ class CurrentMemoryProjector:
         elif event.after is not None:
             vector = embed_text(self.embedder, event.after.content)
             self.store.upsert_memory(event.tenant_id, event.user_id, event.after, vector)
+
+    def _forget_everything(self, event: ForgetRequested) -> None:
+        """Summaries, recent turns, and every version of every memory (replaced and retired ones too)."""
+        self.store.forget_context(event.tenant_id, event.user_id)
+        for record in self.store.list_memories(event.tenant_id, event.user_id, FORGETTABLE_STATUSES):
+            self.store.delete_memory(event.tenant_id, event.user_id, record.memory_id)
 
     def _delete_card(self, event: GlobalCardDeleted) -> None:
         for card in self.store.list_cards(event.tenant_id, event.user_id):
