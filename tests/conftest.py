@@ -11,7 +11,9 @@ from tests.drivers import Driver, EmbeddedDriver
 
 pytest_plugins = ["tests.services"]
 
-RUNTIMES = ["embedded", "distributed"]
+RUNTIMES = ["embedded", pytest.param("distributed", marks=[pytest.mark.kafka, pytest.mark.weaviate])]
+"""The distributed param carries its service markers from collection on: `-m "not kafka"` deselects it
+(a marker added while the test runs, `request.applymarker`, comes too late for `-m`)."""
 
 
 @pytest.fixture(params=RUNTIMES)
@@ -37,8 +39,6 @@ def _distributed(request: pytest.FixtureRequest, tmp_path: Path) -> Driver:
     import_client("weaviate", "weaviate")
     bootstrap = request.getfixturevalue("kafka_bootstrap")
     endpoint = request.getfixturevalue("weaviate_endpoint")
-    for marker in ("kafka", "weaviate"):
-        request.applymarker(getattr(pytest.mark, marker))
     from tests.distributed_driver import Deployment, DistributedDriver
 
     return DistributedDriver(Deployment(bootstrap, endpoint.url, endpoint.grpc_port, tmp_path))
