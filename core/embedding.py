@@ -1,9 +1,20 @@
-"""Embedder port and the built-in multilingual hashing embedder."""
+"""Embedder port, the built-in multilingual hashing embedder, and the choice between embedders.
+
+`make_embedder(kind, dimensions)` builds the embedder a configuration names:
+`hashing` (the default, no dependency) or `use` (the multilingual Universal
+Sentence Encoder, offline, the `semantic` extra; `engram.core.semantic_embedder`).
+`ENGRAM_EMBEDDER` overrides the config file's `embedder.kind`
+(`embedder_kind`). Vectors of two models never share an index: the model id is
+recorded with the projection and a change re-embeds by replay
+(`engram.llm.index_model`).
+"""
 
 from __future__ import annotations
 
+import os
 import unicodedata
 import zlib
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
@@ -94,6 +105,29 @@ def _flush_word(word: list[str], out: list[tuple[str, float]]) -> None:
     out.append(("w:" + stem, 1.0))
     padded = f"<{stem}>"
     out.extend(("g:" + padded[i : i + 3], 0.35) for i in range(len(padded) - 2))
+
+
+EMBEDDER_KINDS = ("hashing", "use")
+ENV_EMBEDDER = "ENGRAM_EMBEDDER"
+
+
+def embedder_kind(configured: str = "hashing", env: Mapping[str, str] | None = None) -> str:
+    """`ENGRAM_EMBEDDER` when set, else the configured kind; refuses an unknown name."""
+    kind = ((os.environ if env is None else env).get(ENV_EMBEDDER) or configured).strip().lower()
+    if kind not in EMBEDDER_KINDS:
+        raise ValueError(f"unknown embedder {kind!r}: choose one of {', '.join(EMBEDDER_KINDS)}")
+    return kind
+
+
+def make_embedder(kind: str = "hashing", dimensions: int = 256) -> Embedder:
+    """The embedder of that kind (`dimensions` is the hashing embedder's; USE is always 512-d)."""
+    if kind == "use":
+        from .semantic_embedder import shared_use_embedder
+
+        return shared_use_embedder()
+    if kind == "hashing":
+        return HashingEmbedder(dimensions)
+    raise ValueError(f"unknown embedder {kind!r}: choose one of {', '.join(EMBEDDER_KINDS)}")
 
 
 def embed_text(embedder: Embedder, text: str) -> np.ndarray:
