@@ -1,6 +1,19 @@
-"""Applies events to a MemoryStore. Idempotent: replays and duplicates change nothing."""
+"""Applies events to a MemoryStore. Idempotent: replays and duplicates change nothing.
+
+A memory is also found by the turn it answers: the projector remembers, for
+each recent turn, the turn before it in its session, and indexes a memory
+under that text too (`context`, keyword channel) and with a vector that leans
+towards it (`own + CONTEXT_WEIGHT·previous`, normalised). "What did you do
+last weekend?" / "Went hiking with my dog" is then found by "weekend". The
+memory returned is the memory itself. Only the log decides the context, so a
+replay rebuilds the same index.
+"""
 
 from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
 
 from engram.core.embedding import Embedder, embed_text
 from engram.core.pii import redact
@@ -17,12 +30,20 @@ PROJECTED_TYPES = frozenset(
 )
 
 
+CONTEXT_WEIGHT = 0.5
+"""How far a memory's vector leans towards the turn it answers."""
+REMEMBERED_TURNS = 100_000
+
+
 class CurrentMemoryProjector:
     """Keeps a MemoryStore equal to the fold of the events it is given."""
 
-    def __init__(self, store: MemoryStore, embedder: Embedder) -> None:
+    def __init__(self, store: MemoryStore, embedder: Embedder, context_weight: float = CONTEXT_WEIGHT) -> None:
         self.store = store
         self.embedder = embedder
+        self.context_weight = context_weight
+        self._last_turn: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+        self._answers: OrderedDict[tuple[str, str, str], str] = OrderedDict()
 
     def apply(self, event: Event, position: int) -> None:
         """Project one event; `position` is its place in the log (orders recent turns)."""
@@ -44,8 +65,15 @@ class CurrentMemoryProjector:
         if event.change == "deleted":
             self.store.delete_memory(event.tenant_id, event.user_id, event.memory_id)
         elif event.after is not None:
-            vector = embed_text(self.embedder, event.after.content)
-            self.store.upsert_memory(event.tenant_id, event.user_id, event.after, vector)
+            record = event.after
+            first = record.source_message_ids[0] if record.source_message_ids else ""
+            context = self._answers.get((event.tenant_id, event.user_id, first), "")
+            vector = embed_text(self.embedder, record.content)
+            if context and self.context_weight:
+                mixed = vector + self.context_weight * embed_text(self.embedder, context)
+                norm = float(np.linalg.norm(mixed))
+                vector = (mixed / norm if norm else mixed).astype(np.float32)
+            self.store.upsert_memory(event.tenant_id, event.user_id, record, vector, context)
 
     def _delete_card(self, event: GlobalCardDeleted) -> None:
         for card in self.store.list_cards(event.tenant_id, event.user_id):
@@ -61,3 +89,16 @@ class CurrentMemoryProjector:
             content=redact(event.content).text, occurred_at=event.occurred_at, position=position,
         )
         self.store.add_turn(event.tenant_id, event.user_id, turn)
+        self._remember_turn(event.tenant_id, event.user_id, event.session_id, event.message_id, turn.content)
+
+    def _remember_turn(self, tenant: str, user: str, session: str, message_id: str, content: str) -> None:
+        """The turn before `message_id` in its session is what a memory of that turn answers."""
+        key = (tenant, user, session)
+        previous = self._last_turn.pop(key, "")
+        if previous:
+            self._answers[(tenant, user, message_id)] = previous
+            if len(self._answers) > REMEMBERED_TURNS:
+                self._answers.popitem(last=False)
+        self._last_turn[key] = content
+        if len(self._last_turn) > REMEMBERED_TURNS:
+            self._last_turn.popitem(last=False)
