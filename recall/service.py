@@ -241,10 +241,18 @@ class RecallService:
         return [{"role": t.role, "content": t.content} for t in turns]
 
     def _within_budget(self, items: list[RecalledItem], req: RecallRequest) -> list[RecalledItem]:
+        """Items in order while they fit; the global, persona and summary items that follow keep their
+        room, so long-term memories fill what is left (unless those alone exceed the budget)."""
         budget = req.token_budget or self.config.recall.token_budget
+        pending = sum(i.tokens for i in items if i.kind != "memory")
+        if pending > budget:
+            pending = 0
         kept, used = [], 0
         for item in items:
-            if used + item.tokens > budget:
+            fixed = item.kind != "memory"
+            if fixed and pending:
+                pending -= item.tokens
+            if used + item.tokens + (0 if fixed else pending) > budget:
                 continue
             kept.append(item)
             used += item.tokens

@@ -11,7 +11,8 @@ from tests.drivers import Driver, EmbeddedDriver
 
 pytest_plugins = ["tests.services"]
 
-RUNTIMES = ["embedded", "distributed"]
+RUNTIMES = ["embedded", "embedded-use", "distributed"]
+"""`embedded-use`: the embedded runtime with the USE embedder (ENGRAM_EMBEDDER=use)."""
 
 
 @pytest.fixture(params=RUNTIMES)
@@ -23,6 +24,8 @@ def engram(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Driver]:
     """
     if request.param == "embedded":
         driver: Driver = EmbeddedDriver(tmp_path / "engram")
+    elif request.param == "embedded-use":
+        driver = EmbeddedDriver(tmp_path / "engram", embedder="use")
     else:
         driver = _distributed(request, tmp_path)
     yield driver
