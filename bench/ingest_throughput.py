@@ -14,6 +14,7 @@ the medians, and a table.
     python -m bench.ingest_throughput                      # 20,000 turns, 3 repetitions
     python -m bench.ingest_throughput --turns 5000 --repeat 5
     python -m bench.ingest_throughput --profile bench/results/ingest.prof.txt
+    python -m bench.ingest_throughput --turns 2000 --repeat 1 --embedder use   # the USE embedder
 """
 
 from __future__ import annotations
@@ -171,8 +172,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=None,
                         help="EmbeddedRuntime batch_size (default: the runtime's own)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--embedder", choices=("hashing", "use"), default=None,
+                        help="the runtime's embedder (sets ENGRAM_EMBEDDER for every repetition)")
     args = parser.parse_args(argv)
 
+    if args.embedder:
+        os.environ["ENGRAM_EMBEDDER"] = args.embedder
     if args.worker:
         emit(run_once(args.turns, args.seed, args.users, batch_size=args.batch_size))
         return 0

@@ -1,7 +1,8 @@
 """Applies events to a MemoryStore. Idempotent: replays and duplicates change nothing.
 
 A memory is also found by the turn it answers: the projector remembers, for
-each recent turn, the turn before it in its session, and indexes a memory
+each recent turn, the turn before it in its session when another speaker
+(role or `speaker` metadata) said it, and indexes a memory
 under that text too (`context`, keyword channel) and with a vector that leans
 towards it (`own + CONTEXT_WEIGHT·previous`, normalised). "What did you do
 last weekend?" / "Went hiking with my dog" is then found by "weekend". The
@@ -42,7 +43,7 @@ class CurrentMemoryProjector:
         self.store = store
         self.embedder = embedder
         self.context_weight = context_weight
-        self._last_turn: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+        self._last_turn: OrderedDict[tuple[str, str, str], tuple[str, str]] = OrderedDict()
         self._answers: OrderedDict[tuple[str, str, str], str] = OrderedDict()
 
     def apply(self, event: Event, position: int) -> None:
@@ -89,16 +90,20 @@ class CurrentMemoryProjector:
             content=redact(event.content).text, occurred_at=event.occurred_at, position=position,
         )
         self.store.add_turn(event.tenant_id, event.user_id, turn)
-        self._remember_turn(event.tenant_id, event.user_id, event.session_id, event.message_id, turn.content)
+        speaker = f"{event.role}:{event.metadata.get('speaker', '')}"
+        self._remember_turn(event.tenant_id, event.user_id, event.session_id, event.message_id, speaker,
+                            turn.content)
 
-    def _remember_turn(self, tenant: str, user: str, session: str, message_id: str, content: str) -> None:
-        """The turn before `message_id` in its session is what a memory of that turn answers."""
+    def _remember_turn(self, tenant: str, user: str, session: str, message_id: str, speaker: str,
+                       content: str) -> None:
+        """The turn before `message_id` in its session is what a memory of that turn answers, when someone
+        else said it (two messages of the same speaker in a row are not a question and its answer)."""
         key = (tenant, user, session)
-        previous = self._last_turn.pop(key, "")
-        if previous:
+        previous_speaker, previous = self._last_turn.pop(key, ("", ""))
+        if previous and previous_speaker != speaker:
             self._answers[(tenant, user, message_id)] = previous
             if len(self._answers) > REMEMBERED_TURNS:
                 self._answers.popitem(last=False)
-        self._last_turn[key] = content
+        self._last_turn[key] = (speaker, content)
         if len(self._last_turn) > REMEMBERED_TURNS:
             self._last_turn.popitem(last=False)

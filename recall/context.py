@@ -41,7 +41,7 @@ class RecalledItem:
     conflict_note: str = ""
     details: dict[str, object] = field(default_factory=dict)
     event_time: datetime | None = None
-    """When what the memory says was said (the source turn's event time, last seen)."""
+    """When what the memory says was first said (its source turn's event time)."""
 
 
 def reference_clause(question: str) -> str:

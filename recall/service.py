@@ -211,10 +211,11 @@ class RecallService:
     def _item(self, kind: str, record: MemoryRecord, parts: ScoreParts,
               req: RecallRequest | None = None) -> RecalledItem:
         note = self._conflict_note(record, req) if record.conflict_with and req else ""
-        details: dict[str, object] = {"type": record.type.value, "slot": record.slot, **parts.as_details()}
+        details: dict[str, object] = {"type": record.type.value, "slot": record.slot, **parts.as_details(),
+                                      "event_time": record.created_at.isoformat()}
         return RecalledItem(kind, record.memory_id, record.stored_form, parts.score,  # type: ignore[arg-type]
                             estimate_tokens(record.stored_form), record.source_message_ids,
-                            record.created_at, note, details, record.last_seen_at)
+                            record.created_at, note, details, record.created_at)
 
     def _conflict_note(self, record: MemoryRecord, req: RecallRequest) -> str:
         notes = [f"{record.content} ({record.last_seen_at:%Y-%m-%d})"]
