@@ -7,6 +7,8 @@ them back from the response body.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class AccessError(Exception):
     """A request the access layer refuses, with an HTTP status and a stable code."""
@@ -20,7 +22,7 @@ class AccessError(Exception):
         if code is not None:
             self.code = code
 
-    def body(self) -> dict[str, dict[str, str]]:
+    def body(self) -> dict[str, Any]:
         return {"error": {"code": self.code, "message": self.message}}
 
 
@@ -47,6 +49,21 @@ class NotFound(AccessError):
 
     status = 404
     code = "not_found"
+
+
+class Conflict(AccessError):
+    """The request contradicts what is recorded (a message id re-sent with other content)."""
+
+    status = 409
+    code = "conflict"
+
+    def __init__(self, message: str, code: str | None = None, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message, code)
+        self.details = details or {}
+
+    def body(self) -> dict[str, Any]:
+        """`{"error": {code, message, ...details}}`: `turns` (index, message_id, reason, message) and `ingested`."""
+        return {"error": {"code": self.code, "message": self.message, **self.details}}
 
 
 class TooLarge(AccessError):

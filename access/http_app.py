@@ -87,7 +87,8 @@ def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(AccessError)
     async def access_error(request: Request, exc: AccessError) -> JSONResponse:
         request.app.state.metrics.add(f"errors.{exc.code}")
-        return _error(exc.status, exc.code, exc.message)
+        return JSONResponse(exc.body(), status_code=exc.status,
+                            headers={"WWW-Authenticate": "Bearer"} if exc.status == 401 else None)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -54,6 +54,8 @@ class IngestResult(_Response):
     appended: int
     duplicates: int
     events: dict[str, int] = Field(default_factory=dict, description="events produced, by type")
+    warnings: list[str] = Field(default_factory=list,
+                                description="turns recorded with a change, e.g. a `ts` in the future clamped")
 
 
 class RecallQuery(UserScope):

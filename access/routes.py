@@ -84,7 +84,9 @@ def metrics(who: Who, access: Access) -> MetricsInfo:
 
 
 # -- ingest, recall, feedback -----------------------------------------------------------
-@memory_routes.post("/turns", response_model=IngestResult, summary="Ingest one turn or a batch {turns: [...]}")
+@memory_routes.post("/turns", response_model=IngestResult, summary="Ingest one turn or a batch {turns: [...]}",
+                    responses={409: {"description": "a message id was re-sent with other content (`error.turns` "
+                                                    "names each such turn; the other turns were ingested)"}})
 def post_turns(body: Annotated[OneOrMany, Body()], who: Who, access: Access,
                request: Request) -> IngestResult:
     turns = body.turns if isinstance(body, TurnBatch) else [body]

@@ -21,12 +21,13 @@ from engram.schemas.events import (
     CorrectionRequested, FeedbackGiven, ForgetRequested, MemoryChanged, PinRequested, RecallServed,
     SummarySnapshotted,
 )
-from engram.schemas.inputs import TurnInput
+from engram.runtime.engine import IngestReport
+from engram.schemas.inputs import IngestIssue, TurnInput
 from engram.schemas.memory import MemoryRecord
 
 from .auth import Principal
 from .backend import MemoryBackend
-from .errors import NotFound, unknown_memory, unknown_session, unknown_user
+from .errors import Conflict, NotFound, unknown_memory, unknown_session, unknown_user
 from .metrics import Metrics
 from .models import (
     ChatMessage, ControlResult, FeedbackRequest, FeedbackResult, ForgetBody, IngestResult, LineageStep,
@@ -77,8 +78,13 @@ class AccessService:
         report = self.backend.ingest(turns)
         self.metrics.add("turns.received", report.received)
         self.metrics.add("turns.appended", report.appended)
-        return IngestResult(received=report.received, appended=report.appended, duplicates=report.duplicates,
-                            events=dict(report.events))
+        result = IngestResult(received=report.received, appended=report.appended, duplicates=report.duplicates,
+                              events=dict(report.events), warnings=[_numbered(i) for i in report.issues
+                                                                    if not i.is_error])
+        if report.rejected:
+            self.metrics.add("turns.conflicts", report.conflicts)
+            raise ingest_conflict(report, result)
+        return result
 
     def recall(self, who: Principal, query: RecallQuery) -> RecallResponse:
         """The memory context; a failure or an exhausted deadline yields an empty, degraded one."""
@@ -175,6 +181,22 @@ class AccessService:
         changes = self.backend.submit([command])
         self.metrics.add(f"controls.{kind.model_fields['type'].default}")
         return control_result(changes)
+
+
+def _numbered(issue: IngestIssue) -> str:
+    return f"turn {issue.index}: {issue.message}"
+
+
+def ingest_conflict(report: IngestReport, result: IngestResult) -> Conflict:
+    """409 naming every turn not recorded (index in the request); the other turns were ingested."""
+    rejected = [i for i in report.issues if i.is_error]
+    message = (f"{len(rejected)} of {report.received} turn(s) not recorded: "
+               + "; ".join(_numbered(i) for i in rejected[:5]) + ("; ..." if len(rejected) > 5 else "")
+               + f". The other turns were ingested ({report.appended} new, {report.duplicates} already known).")
+    return Conflict(message, "message_id_conflict", details={
+        "turns": [{"index": i.index, "message_id": i.message_id, "reason": i.kind, "message": i.message}
+                  for i in rejected],
+        "ingested": result.model_dump(mode="json")})
 
 
 def _session_check(tenant: str, user: str, session: str) -> Callable[[MemoryStore], None]:

@@ -74,6 +74,8 @@ def ingest(ctx: click.Context, file: str, wait: bool) -> None:
             raise click.ClickException(str(exc)) from exc
     for error in result.errors:
         click.echo(f"{file}:{error}", err=True)
+    for warning in result.warnings:
+        click.echo(f"{file}:{warning} (warning)", err=True)
     click.echo(render.ingest_summary(result))
     if result.errors:
         sys.exit(1)

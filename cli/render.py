@@ -32,13 +32,24 @@ def ingest_summary(result: "FileIngestResult") -> str:
     if r.runtime == "distributed":
         applied = ("not waited for (--no-wait)" if r.waited is None
                    else f"applied by the workers and projectors in {r.waited:.1f}s")
-        return (f"produced {r.appended} turns to Kafka ({len(result.errors)} invalid lines); {applied}")
+        return (f"produced {r.appended} turns to Kafka ({r.duplicates} already known, {_not_taken(result)}); "
+                f"{applied}")
     return (
-        f"ingested {r.appended} turns ({r.duplicates} already known, {len(result.errors)} invalid lines)\n"
+        f"ingested {r.appended} turns ({r.duplicates} already known, {_not_taken(result)})\n"
         f"skipped {r.events.get('TurnSkipped', 0)} turns as chit-chat or too short\n"
         f"memories changed: {r.events.get('MemoryChanged', 0)}; summaries: "
         f"{r.events.get('SummarySnapshotted', 0)}; guard actions: {r.events.get('GuardFired', 0)}"
     )
+
+
+def _not_taken(result: "FileIngestResult") -> str:
+    r = result.report
+    parts = [f"{r.conflicts} conflicting", f"{result.invalid} invalid lines"]
+    if too_large := r.rejected - r.conflicts:
+        parts.append(f"{too_large} too large")
+    if clamped := len(result.warnings):
+        parts.append(f"{clamped} with times clamped")
+    return ", ".join(parts)
 
 
 def memory_dict(record: MemoryRecord) -> dict[str, Any]:

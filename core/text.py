@@ -127,3 +127,19 @@ def estimate_tokens(text: str) -> int:
     """Rough token count: one per CJK character, one per 4 other characters."""
     cjk = len(_CJK_RE.findall(text))
     return cjk + math.ceil((len(text) - cjk) / 4)
+
+
+# C0 controls except tab and line feed, DEL, C1 controls; zero-width space, word joiner, BOM;
+# bidi embeddings, overrides and isolates (the "Trojan Source" characters). Zero-width (non-)joiners
+# stay (emoji sequences and Indic/Persian scripts need them), so do the LRM/RLM marks. Lone
+# surrogates (a JSON "\ud800" escape) cannot be stored as UTF-8 and go too.
+_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u2060\ufeff\u202a-\u202e\u2066-\u2069\ud800-\udfff]+")
+
+
+def strip_control(text: str) -> str:
+    """`text` without control and invisible formatting characters; CR LF and lone CR become LF."""
+    if text.isprintable():  # the common case, and fast: no control, format or surrogate character at all
+        return text
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL_RE.sub("", text)

@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from engram.core.pii import redact
 from engram.core.ports import Progress
 from engram.projections.clickhouse_client import ClickHouseTarget, configured_target
 from engram.projections.clickhouse_queries import resolve_query, run_query
@@ -32,7 +33,10 @@ from engram.recall.service import RecallRequest, RecallResult, RecallService
 from engram.runtime.context import default_context
 from engram.runtime.engine import IngestReport
 from engram.schemas.base import Event
-from engram.schemas.inputs import SummaryTriggers, TurnInput, to_turn_event
+from engram.schemas.codec import encode
+from engram.schemas.events import TurnRecorded
+from engram.schemas.inputs import Fingerprint, IngestIssue, SummaryTriggers, TurnInput, clamp_warning, screen, \
+    to_turn_event
 from engram.streams.processor import ProcessorContext
 
 from .applied import AppliedWaiter
@@ -41,6 +45,11 @@ from .projector import weaviate_prefix
 from .topics import Namespace
 
 log = logging.getLogger("engram.distributed.facade")
+MAX_RECORD_BYTES = 1_000_000
+RECORD_OVERHEAD = 256
+"""Bytes a record takes beyond its value and key (headers, framing), rounded up."""
+CHECK_CHUNK = 1000
+"""Turns looked up in Weaviate per round trip."""
 
 @dataclass(frozen=True)
 class Endpoints:
@@ -69,10 +78,13 @@ class DistributedRuntime:
     """Produce to Kafka, wait for the workers, read Weaviate and ClickHouse."""
 
     def __init__(self, endpoints: Endpoints, ctx: ProcessorContext | None = None,
-                 wait_timeout: float = 300.0) -> None:
+                 wait_timeout: float = 300.0, max_record_bytes: int | None = None) -> None:
         self.endpoints = endpoints
         self.ctx = ctx or default_context()
         self.wait_timeout = wait_timeout
+        self.max_record_bytes = max_record_bytes or int(os.environ.get("ENGRAM_KAFKA_MAX_RECORD_BYTES") or
+                                                        MAX_RECORD_BYTES)
+        """Largest record `ingest` produces: librdkafka's and the broker's default message.max.bytes."""
         self._store: WeaviateStore | None = None
         self._producer: TurnProducer | None = None
 
@@ -88,28 +100,61 @@ class DistributedRuntime:
     @property
     def producer(self) -> TurnProducer:
         if self._producer is None:
-            self._producer = TurnProducer(self.endpoints.bootstrap, self.endpoints.namespace, summary_checks="off")
+            self._producer = TurnProducer(self.endpoints.bootstrap, self.endpoints.namespace, summary_checks="off",
+                                          config={"message.max.bytes": max(self.max_record_bytes, MAX_RECORD_BYTES)})
         return self._producer
 
     # -- writes ---------------------------------------------------------------------------------
     def ingest(self, turns: Iterable[TurnInput], now: datetime | None = None, progress: Progress | None = None,
                wait: bool = True) -> IngestReport:
-        """Produce turns (plus one summary trigger per touched session, as the embedded runtime does)."""
+        """Produce turns (plus one summary trigger per touched session, as the embedded runtime does).
+
+        Checked per turn before anything is produced: a record larger than Kafka
+        takes (`max_record_bytes`), or a message id recorded before (Weaviate's
+        turns) or earlier in this call with other content, is an issue in the
+        report and is not produced. A same-content re-send of a turn Weaviate
+        already has is a duplicate and is not produced again; re-sends still in
+        flight (produced, not yet projected) are left to the workers' id check.
+        """
         stamp = now or datetime.now(timezone.utc)
         report = IngestReport(runtime="distributed")
-        triggers = SummaryTriggers()
-        events: list[Event] = []
-        for turn in turns:
+        screening = _Screening(report)
+        for index, turn in enumerate(turns):
             event = to_turn_event(turn, stamp)
-            events.append(event)
-            triggers.saw(event)
             report.received += 1
+            if (warning := clamp_warning(index, turn, event)) is not None:
+                report.issues.append(warning)
+            if (too_large := self._too_large(index, event)) is not None:
+                report.issues.append(too_large)
+            elif screening.add(index, event) >= CHECK_CHUNK:
+                screening.run(self._recorded)
             if progress is not None:
                 progress(1)
-        events += triggers.requests()
-        self.append(events, wait=wait, report=report)  # raises unless Kafka took every event
-        report.appended = report.received
+        screening.run(self._recorded)
+        report.appended = len(screening.events)
+        self.append([*screening.events, *screening.triggers.requests()], wait=wait, report=report)
         return report
+
+    def _too_large(self, index: int, event: TurnRecorded) -> IngestIssue | None:
+        size = len(encode(event)) + len(event.partition_key) + RECORD_OVERHEAD
+        if size <= self.max_record_bytes:
+            return None
+        return IngestIssue(index, "too_large", event.message_id,
+                           f"the record would be {size:,} bytes, more than Kafka takes ({self.max_record_bytes:,}, "
+                           "ENGRAM_KAFKA_MAX_RECORD_BYTES): shorten its content or metadata")
+
+    def _recorded(self, chunk: Sequence[tuple[int, TurnRecorded]]) -> dict[str, Fingerprint]:
+        """What Weaviate's turns hold for these turns (role, redacted content), by event id; {} if unreachable."""
+        by_tenant: dict[str, dict[tuple[str, str, str], str]] = {}
+        for _, e in chunk:
+            by_tenant.setdefault(e.tenant_id, {})[(e.user_id, e.session_id, e.message_id)] = e.event_id
+        try:
+            return {keys[key]: found for tenant, keys in by_tenant.items()
+                    for key, found in self.store.recorded_turns(tenant, keys).items()}
+        except Exception as exc:  # noqa: BLE001 - the check is best effort; the workers still dedupe by id
+            log.warning("could not check re-sent message ids against Weaviate (%s); only this input is checked",
+                        str(exc)[:200])
+            return {}
 
     def append(self, events: Sequence[Event], wait: bool = True, report: IngestReport | None = None) -> int:
         """Produce edge events; with `wait`, return once workers and projectors have applied them."""
@@ -157,6 +202,40 @@ class DistributedRuntime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Screening:
+    """The turns of one distributed ingest call, screened in chunks for conflicts and projected duplicates."""
+
+    def __init__(self, report: IngestReport) -> None:
+        self.report = report
+        self.triggers = SummaryTriggers()
+        self.events: list[Event] = []
+        self._chunk: list[tuple[int, TurnRecorded]] = []
+        self._seen: dict[str, Fingerprint] = {}
+        self._produced: set[str] = set()
+
+    def add(self, index: int, event: TurnRecorded) -> int:
+        self._chunk.append((index, event))
+        return len(self._chunk)
+
+    def run(self, recorded_for: Any) -> None:
+        recorded = recorded_for(self._chunk) if self._chunk else {}
+        accepted, conflicts = screen(self._chunk, recorded, self._seen, _projected)
+        self._chunk = []
+        self.report.issues += conflicts
+        for event in accepted:
+            self.triggers.saw(event)
+            if event.event_id in recorded or event.event_id in self._produced:
+                self.report.duplicates += 1
+            else:
+                self._produced.add(event.event_id)
+                self.events.append(event)
+
+
+def _projected(event: TurnRecorded) -> Fingerprint:
+    """A turn as Weaviate's turns collection holds it (content redacted)."""
+    return event.role, redact(event.content).text
 
 
 def lineage_steps(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -77,10 +77,15 @@ class WeaviateStore:
         self._client.close()
 
     def ensure_collections(self) -> None:
+        """Create the missing collections; another process creating one at the same time is fine."""
         existing = set(self._client.collections.list_all(simple=True))
         for name, spec in collection_specs(self._wvc).items():
             if self.prefix + name not in existing:
-                self._client.collections.create(self.prefix + name, **spec)
+                try:
+                    self._client.collections.create(self.prefix + name, **spec)
+                except Exception:
+                    if not self._client.collections.exists(self.prefix + name):
+                        raise
 
     def _tenant(self, collection: str, tenant: str) -> Any:
         return self._client.collections.get(self.prefix + collection).with_tenant(tenant_name(tenant))
@@ -195,6 +200,18 @@ class WeaviateStore:
         sort = self._wvc.query.Sort.by_property("position", ascending=False)
         objs = self._query(TURNS, tenant, self._where(tenant, user, session_id=session), limit=limit, sort=sort)
         return [_turn(o.properties) for o in reversed(objs)]
+
+    def recorded_turns(self, tenant: str, keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], tuple[str, str]]:
+        """(user, session, message_id) -> (role, redacted content) for those of `keys` already projected."""
+        ids = {object_id("turn", tenant, *key): key for key in keys}
+        uids, flt = list(ids), self._wvc.query.Filter
+        out: dict[tuple[str, str, str], tuple[str, str]] = {}
+        for start in range(0, len(uids), PAGE):
+            chunk = uids[start:start + PAGE]
+            for o in self._query(TURNS, tenant, flt.by_id().contains_any(chunk), limit=len(chunk),
+                                 props=["role", "content"]):
+                out[ids[str(o.uuid)]] = (o.properties["role"], o.properties["content"])
+        return out
 
     def has_user(self, tenant: str, user: str) -> bool:
         self.flush()

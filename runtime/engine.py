@@ -26,8 +26,9 @@ from engram.projections.projector import CurrentMemoryProjector
 from engram.projections.rebuild import rebuild_store
 from engram.recall.service import RecallRequest, RecallResult, RecallService
 from engram.schemas.base import Event, utc
-from engram.schemas.events import MemoryChanged
-from engram.schemas.inputs import SummaryTriggers, TurnInput, to_turn_event
+from engram.schemas.events import MemoryChanged, TurnRecorded
+from engram.schemas.inputs import Fingerprint, IngestIssue, SummaryTriggers, TurnInput, clamp_warning, exact, screen, \
+    to_turn_event
 from engram.streams.govern import governance_tick
 from engram.streams.harness import dead_letter
 from engram.streams.processor import Processor, ProcessorContext
@@ -49,6 +50,17 @@ class IngestReport:
     runtime: str = "embedded"
     waited: float | None = None
     """Distributed runtime: seconds until workers and projectors had applied the turns (None: not waited)."""
+    issues: list[IngestIssue] = field(default_factory=list)
+    """Turns not taken as sent (message-id conflicts, records too large, clamped times), by input position."""
+
+    @property
+    def conflicts(self) -> int:
+        return sum(issue.kind == "conflict" for issue in self.issues)
+
+    @property
+    def rejected(self) -> int:
+        """Turns not recorded at all (conflicts, too large)."""
+        return sum(issue.is_error for issue in self.issues)
 
 
 @dataclass
@@ -89,29 +101,44 @@ class EmbeddedRuntime:
     # -- edges -----------------------------------------------------------------
     def ingest(self, turns: Iterable[TurnInput], now: datetime | None = None,
                progress: Progress | None = None) -> IngestReport:
-        """Append turns (plus one summary trigger per touched session) and process them."""
+        """Append turns (plus one summary trigger per touched session) and process them.
+
+        A message id already recorded with other content is a conflict: reported
+        in `report.issues`, not appended (the first version stays).
+        """
         stamp = now or datetime.now(timezone.utc)
         report = IngestReport()
         triggers = SummaryTriggers()
-        chunk: list[Event] = []
-        for turn in turns:
+        chunk: list[tuple[int, TurnRecorded]] = []
+        for index, turn in enumerate(turns):
             event = to_turn_event(turn, stamp)
-            chunk.append(event)
-            triggers.saw(event)
+            if (warning := clamp_warning(index, turn, event)) is not None:
+                report.issues.append(warning)
+            chunk.append((index, event))
             if len(chunk) >= self.batch_size:
-                self._ingest_chunk(chunk, report, progress)
+                self._ingest_chunk(chunk, report, triggers, progress)
                 chunk = []
-        self._ingest_chunk(chunk, report, progress)
+        self._ingest_chunk(chunk, report, triggers, progress)
         self.append(triggers.requests(), report=report)
         return report
 
-    def _ingest_chunk(self, chunk: list[Event], report: IngestReport, progress: Progress | None) -> None:
-        appended = self.append(chunk, report=report)
+    def _ingest_chunk(self, chunk: list[tuple[int, TurnRecorded]], report: IngestReport, triggers: SummaryTriggers,
+                      progress: Progress | None) -> None:
+        accepted, conflicts = screen(chunk, self._recorded(chunk), {})
+        report.issues += conflicts
+        for event in accepted:
+            triggers.saw(event)
+        appended = self.append(accepted, report=report)
         report.received += len(chunk)
         report.appended += appended
-        report.duplicates += len(chunk) - appended
+        report.duplicates += len(accepted) - appended
         if progress is not None:
             progress(len(chunk))
+
+    def _recorded(self, chunk: list[tuple[int, TurnRecorded]]) -> dict[str, Fingerprint]:
+        """What the log holds for these turns' ids (the earlier chunks of this call are in it already)."""
+        found = self.log.get_many([event.event_id for _, event in chunk])
+        return {event_id: exact(event) for event_id, event in found.items() if isinstance(event, TurnRecorded)}
 
     def append(self, events: Iterable[Event], process: bool = True, report: IngestReport | None = None) -> int:
         """Append edge events and, unless told not to, process them and all they derive.

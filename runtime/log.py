@@ -142,6 +142,17 @@ class EventLog:
             if not types or event_type in types:
                 yield decode(payload)
 
+    def get_many(self, event_ids: list[str]) -> dict[str, Event]:
+        """The logged events among `event_ids`, by id (ids not logged are left out)."""
+        self.flush()
+        found: dict[str, Event] = {}
+        for start in range(0, len(event_ids), 500):
+            chunk = event_ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(f"SELECT event_id, payload FROM log_events WHERE event_id IN ({marks})", chunk)
+            found.update((event_id, decode(payload)) for event_id, payload in rows)
+        return found
+
     def get(self, event_id: str) -> Event | None:
         self.flush()
         row = self._db.execute("SELECT payload FROM log_events WHERE event_id = ?", (event_id,)).fetchone()

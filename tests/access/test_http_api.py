@@ -224,3 +224,54 @@ def test_a_failing_recall_gives_an_empty_context_and_is_counted(deployment: Depl
     after = d.http(d.admin_key).get("/v1/metrics").json()["counters"]
     assert after["runtime.recall.failed"] == before.get("runtime.recall.failed", 0) + 1
     assert after["recall.degraded"] == before.get("recall.degraded", 0) + 1
+
+
+# -- safe edges: re-sent ids, control characters, odd times, limits ----------------------------------------
+def test_a_resent_message_id_with_other_content_is_409_and_the_same_content_a_duplicate(deployment: Deployment) -> None:
+    d, user = deployment, new_id("user")
+    original = turn(d.tenant_a, user, "I prefer green tea in the morning", message_id="m1")
+    assert d.as_a().post("/v1/turns", json=original).status_code == 200
+    same = d.as_a().post("/v1/turns", json=original)
+    assert same.status_code == 200 and (same.json()["appended"], same.json()["duplicates"]) == (0, 1)
+    changed = {**original, "content": "I prefer black coffee in the morning"}
+    message = _error(d.as_a().post("/v1/turns", json=changed), 409, "message_id_conflict")
+    assert "'m1'" in message and "different content" in message
+    contents = {m["content"] for m in d.as_a().get("/v1/memories", params={"tenant": d.tenant_a, "user": user}).json()}
+    assert contents == {"User prefers green tea in the morning"}
+
+
+def test_a_batch_with_a_conflict_names_the_turn_and_ingests_the_others(deployment: Deployment) -> None:
+    d, user = deployment, new_id("user")
+    assert d.as_a().post("/v1/turns", json=turn(d.tenant_a, user, "My name is Ana Lima", message_id="m1")).is_success
+    batch = [turn(d.tenant_a, user, "I work as a nurse in Lisbon", message_id="m2"),
+             turn(d.tenant_a, user, "My name is Bea Costa", message_id="m1"),
+             turn(d.tenant_a, user, "I live in Porto", message_id="m3")]
+    response = d.as_a().post("/v1/turns", json={"turns": batch})
+    _error(response, 409, "message_id_conflict")
+    error = response.json()["error"]
+    assert [(t["index"], t["message_id"], t["reason"]) for t in error["turns"]] == [(1, "m1", "conflict")]
+    assert (error["ingested"]["received"], error["ingested"]["appended"]) == (3, 2)
+    contents = {m["content"] for m in d.as_a().get("/v1/memories", params={"tenant": d.tenant_a, "user": user}).json()}
+    assert "User's name is Ana Lima" in contents and not any("Bea" in c for c in contents)
+    assert any("Porto" in c for c in contents) and any("nurse" in c for c in contents)
+
+
+def test_control_characters_are_stripped_and_a_far_future_ts_is_clamped(deployment: Deployment) -> None:
+    d, user = deployment, new_id("user")
+    sneaky = {**turn(d.tenant_a, user, "I live in \u202ePorto\u202c\x07", message_id="m1"),
+              "ts": "2999-01-01T00:00:00Z"}
+    response = d.as_a().post("/v1/turns", json=sneaky)
+    assert response.status_code == 200, response.text
+    assert len(response.json()["warnings"]) == 1 and "2999-01-01" in response.json()["warnings"][0]
+    memories = d.as_a().get("/v1/memories", params={"tenant": d.tenant_a, "user": user}).json()
+    assert [m["content"] for m in memories] == ["User lives in Porto"]
+    assert memories[0]["created_at"] < "2100"
+
+
+def test_old_times_and_oversized_trace_parent_or_metadata_are_422(deployment: Deployment) -> None:
+    d, user = deployment, new_id("user")
+    base = turn(d.tenant_a, user, "I like hiking")
+    for field, value in (("ts", "1970-01-01T00:00:00Z"), ("trace_id", "t" * 129), ("parent_id", "p" * 129),
+                         ("metadata", {"k": "v" * 1025}), ("metadata", {f"k{i}": "v" for i in range(33)})):
+        message = _error(d.as_a().post("/v1/turns", json={**base, field: value}), 422, "invalid_request")
+        assert field in message
