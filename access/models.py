@@ -142,6 +142,8 @@ class ForgetBody(UserScope):
     memory_ids: list[str] = Field(default_factory=list, max_length=1000)
     topic_text: str = Field(default="", max_length=500)
     everything: bool = False
+    dry_run: bool = False
+    """Only show what would be forgotten (the same matching as the real forget); change nothing."""
 
     @model_validator(mode="after")
     def _exactly_one(self) -> ForgetBody:
@@ -163,6 +165,7 @@ class ControlResult(_Response):
 
     affected: int
     changes: list[MemoryChange] = Field(default_factory=list)
+    dry_run: bool = False
 
 
 class LineageTurn(_Response):

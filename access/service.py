@@ -23,6 +23,7 @@ from engram.schemas.events import (
 )
 from engram.runtime.engine import IngestReport
 from engram.schemas.inputs import IngestIssue, TurnInput
+from engram.streams.forget import select_forget_targets
 from engram.schemas.memory import MemoryRecord
 
 from .auth import Principal
@@ -171,8 +172,21 @@ class AccessService:
     def forget(self, who: Principal, body: ForgetBody) -> ControlResult:
         """Forget memories by id, by topic text, or everything (also summaries and the recent window)."""
         self.require_user(who, body.tenant, body.user)
+        if body.dry_run:
+            return self._forget_preview(body)
         return self._command(ForgetRequested, body.tenant, body.user, memory_ids=tuple(body.memory_ids),
                              topic_text=body.topic_text, everything=body.everything)
+
+    def _forget_preview(self, body: ForgetBody) -> ControlResult:
+        """What the forget would erase, matched as consolidation will match it; nothing is written."""
+        request = ForgetRequested(event_id="dry-run", occurred_at=self.clock(), tenant_id=body.tenant,
+                                  user_id=body.user, memory_ids=tuple(body.memory_ids),
+                                  topic_text=body.topic_text, everything=body.everything)
+        memories = self.backend.read(lambda store: store.list_memories(body.tenant, body.user,
+                                                                       ("active", "archived")))
+        targets = select_forget_targets(memories, request, self.backend.embedder, self.backend.config)
+        return ControlResult(affected=len(targets), dry_run=True, changes=[
+            MemoryChange(memory_id=m.memory_id, change="deleted", before=m.content) for m in targets])
 
     def _command(self, kind: type[Event], tenant: str, user: str, **fields: Any) -> ControlResult:
         event_id = new_id()

@@ -15,6 +15,11 @@ the medians, and a table.
     python -m bench.ingest_throughput --turns 5000 --repeat 5
     python -m bench.ingest_throughput --profile bench/results/ingest.prof.txt
     python -m bench.ingest_throughput --turns 2000 --repeat 1 --embedder use   # the USE embedder
+
+Encryption (crypto-shredding, SPEC §7) is on by default, as in the runtime.
+Every repetition is also run with it off (ENGRAM_ENCRYPTION=off), and the
+summary reports the overhead: ingest and replay throughput on and off, and
+the key store's size. `--no-compare` skips the off runs.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def run_once(turns: int, seed: int, users: int | None = None, profile: cProfile.Profile | None = None,
-             batch_size: int | None = None) -> dict[str, Any]:
+             batch_size: int | None = None, encryption: bool = True) -> dict[str, Any]:
     """Generate the traffic, ingest it into a fresh runtime, and measure. In this process."""
     from bench.synthetic import describe, generate_turns
     from engram.runtime.engine import EmbeddedRuntime
@@ -51,8 +56,8 @@ def run_once(turns: int, seed: int, users: int | None = None, profile: cProfile.
     shape = describe(batch)
     rss_before = peak_rss_mib()
     with tempfile.TemporaryDirectory(prefix="engram-bench-") as tmp:
-        runtime = (EmbeddedRuntime(Path(tmp) / "data", batch_size=batch_size) if batch_size
-                   else EmbeddedRuntime(Path(tmp) / "data"))
+        runtime = (EmbeddedRuntime(Path(tmp) / "data", batch_size=batch_size, encryption=encryption) if batch_size
+                   else EmbeddedRuntime(Path(tmp) / "data", encryption=encryption))
         try:
             if profile is not None:
                 profile.enable()
@@ -65,9 +70,15 @@ def run_once(turns: int, seed: int, users: int | None = None, profile: cProfile.
             memories = _active_memories(runtime, batch)
             types = _event_types(runtime, report)
             processed = int(runtime.counters.get("TurnRecorded", 0))
+            start = time.perf_counter()
+            runtime.replay()
+            replay_seconds = time.perf_counter() - start
+            keys = runtime.log.cipher.keys.count() if runtime.log.cipher is not None else 0
         finally:
             runtime.close()
         db_bytes = sum(f.stat().st_size for f in (Path(tmp) / "data").glob("*") if f.is_file())
+        keys_file = Path(tmp) / "data" / "keys.db"
+        keys_bytes = keys_file.stat().st_size if keys_file.exists() else 0
     return {
         "kind": "ingest_run",
         "turns": report.received,
@@ -76,6 +87,11 @@ def run_once(turns: int, seed: int, users: int | None = None, profile: cProfile.
         "users": shape["users"],
         "sessions": shape["sessions"],
         "seconds": round(elapsed, 4),
+        "encryption": "on" if encryption else "off",
+        "replay_seconds": round(replay_seconds, 4),
+        "replay_events_per_s": round(events / replay_seconds, 1),
+        "data_keys": keys,
+        "keys_db_bytes": keys_bytes,
         "turns_per_s": round(report.received / elapsed, 1),
         "processed_turns": processed,
         "complete": processed == report.appended,
@@ -104,8 +120,10 @@ def _active_memories(runtime: Any, batch: list[Any]) -> int:
     return sum(len(runtime.store.list_memories(tenant, user)) for tenant, user in owners)
 
 
-def run_in_subprocess(turns: int, seed: int, users: int | None, batch_size: int | None = None) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "bench.ingest_throughput", "--worker", "--turns", str(turns), "--seed", str(seed)]
+def run_in_subprocess(turns: int, seed: int, users: int | None, batch_size: int | None = None,
+                      encryption: bool = True) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "bench.ingest_throughput", "--worker", "--turns", str(turns), "--seed", str(seed),
+           "--encryption", "on" if encryption else "off"]
     if users:
         cmd += ["--users", str(users)]
     if batch_size:
@@ -116,6 +134,21 @@ def run_in_subprocess(turns: int, seed: int, users: int | None, batch_size: int 
     if done.returncode != 0:
         raise RuntimeError(f"worker failed ({done.returncode}):\n{done.stderr[-4000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def encryption_overhead(on: list[dict[str, Any]], off: list[dict[str, Any]]) -> dict[str, Any]:
+    """Median ingest and replay throughput with encryption on and off, and the cost in per cent."""
+    ingest_on, ingest_off = median([r["turns_per_s"] for r in on]), median([r["turns_per_s"] for r in off])
+    replay_on = median([r["replay_events_per_s"] for r in on])
+    replay_off = median([r["replay_events_per_s"] for r in off])
+    return {
+        "ingest_turns_per_s_on": round(ingest_on, 1), "ingest_turns_per_s_off": round(ingest_off, 1),
+        "ingest_overhead_pct": round(100 * (1 - ingest_on / ingest_off), 1),
+        "replay_events_per_s_on": round(replay_on, 1), "replay_events_per_s_off": round(replay_off, 1),
+        "replay_overhead_pct": round(100 * (1 - replay_on / replay_off), 1),
+        "data_keys": on[0]["data_keys"], "keys_db_bytes": on[0]["keys_db_bytes"],
+        "db_mib_on": on[0]["db_mib"], "db_mib_off": off[0]["db_mib"],
+    }
 
 
 def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -171,6 +204,9 @@ def main(argv: list[str] | None = None) -> int:
                              "top 25 by cumulative and own time to this file")
     parser.add_argument("--batch-size", type=int, default=None,
                         help="EmbeddedRuntime batch_size (default: the runtime's own)")
+    parser.add_argument("--no-compare", action="store_true",
+                        help="do not also run each repetition with encryption off")
+    parser.add_argument("--encryption", choices=("on", "off"), default="on", help=argparse.SUPPRESS)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--embedder", choices=("hashing", "use"), default=None,
                         help="the runtime's embedder (sets ENGRAM_EMBEDDER for every repetition)")
@@ -179,17 +215,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.embedder:
         os.environ["ENGRAM_EMBEDDER"] = args.embedder
     if args.worker:
-        emit(run_once(args.turns, args.seed, args.users, batch_size=args.batch_size))
+        emit(run_once(args.turns, args.seed, args.users, batch_size=args.batch_size,
+                      encryption=args.encryption == "on"))
         return 0
 
-    runs = []
+    runs, plain = [], []
     for n in range(args.repeat):
-        run = (run_once(args.turns, args.seed, args.users, batch_size=args.batch_size) if args.in_process
-               else run_in_subprocess(args.turns, args.seed, args.users, args.batch_size))
-        run["repetition"] = n + 1
-        emit(run)
-        runs.append(run)
+        for encryption in (True,) if args.no_compare else (True, False):
+            run = (run_once(args.turns, args.seed, args.users, batch_size=args.batch_size, encryption=encryption)
+                   if args.in_process
+                   else run_in_subprocess(args.turns, args.seed, args.users, args.batch_size, encryption))
+            run["repetition"] = n + 1
+            emit(run)
+            (runs if encryption else plain).append(run)
     summary = summarize(runs)
+    if plain:
+        summary["encryption_overhead"] = encryption_overhead(runs, plain)
     emit(summary)
 
     rows = [[r["repetition"], r["turns"], r["seconds"], r["turns_per_s"], r["events_written"],
@@ -202,6 +243,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nmachine: {m['cores']} cores, {m['memory_gib']} GiB, {m['cpu_model']}, Python {m['python']}")
     print(f"users {summary['users']}, sessions {summary['sessions']}, active memories {summary['active_memories']}; "
           f"target {TARGET_TURNS_PER_S:,} turns/s -> ratio {summary['ratio_to_target']}")
+    if plain:
+        o = summary["encryption_overhead"]
+        print(f"encryption: ingest {o['ingest_turns_per_s_on']:,} turns/s on vs {o['ingest_turns_per_s_off']:,} off "
+              f"({o['ingest_overhead_pct']}% overhead); replay {o['replay_events_per_s_on']:,} events/s on vs "
+              f"{o['replay_events_per_s_off']:,} off ({o['replay_overhead_pct']}%); "
+              f"{o['data_keys']} data keys, keys.db {o['keys_db_bytes']:,} bytes")
     if not summary["complete"]:
         print(f"WARNING: only {summary['processed_turns']:,} of {summary['turns']:,} turns reached the processors "
               "(runtime counters['TurnRecorded']): the throughput above is NOT valid", file=sys.stderr)

@@ -28,6 +28,7 @@ from engram.projections.clickhouse_queries import (
 from engram.projections.clickhouse_runtime import LogAnalytics, log_source
 from engram.runtime.choice import runtime_kind
 from engram.runtime.engine import EmbeddedRuntime
+from engram.runtime.erasure import open_cipher
 from engram.runtime.log import EventLog, open_database
 
 from . import render
@@ -85,7 +86,8 @@ def _open(data: Path, dsn: str | None, database: str) -> ClickHouseProjector:
     try:
         projector = ClickHouseProjector.open(chdb_target(data, database))
         try:
-            LogAnalytics(projector, EventLog(db), log_source(data)).catch_up()
+            # the log's sealed text opens with the key store beside it (read-only: no new key store made)
+            LogAnalytics(projector, EventLog(db, open_cipher(data, enabled=False)), log_source(data)).catch_up()
         except Exception:
             projector.close()
             raise

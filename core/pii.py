@@ -1,18 +1,36 @@
 """Detection and redaction of personal data and secrets (SPEC §3.4).
 
-`redact` runs on every candidate and every summarised message, so it is built
-for the common case of "nothing to find": one cheap pre-check per family of
-rules, and the heavier patterns only when the pre-check fires. Numeric rules
-validate what they match (GB 11643 checksum for ID cards, Luhn for bank cards)
-so ordinary long numbers are left alone.
+`redact` runs on every candidate, every stored turn and every summarised
+message, so it is built for the common case of "nothing to find": one cheap
+pre-check per family of rules, and the heavier patterns only when it fires.
 
-Each hit carries the SHA-256 of the matched original span, so audits can prove
-what was removed without ever holding the secret itself.
+What it finds:
+
+- numbers that *look* like personal data whatever introduces them: mainland
+  mobiles (also dotted, spaced, dashed), international and local phone
+  numbers, ID cards (GB 11643 checksum, groups may be spaced) and bank cards
+  (Luhn), so ordinary long numbers are left alone;
+- numbers *introduced* as personal data ("卡号", "card", "account", "ID",
+  "phone number", ...), redacted whatever their checksum: a 19-digit salary
+  card that fails Luhn is still a card when the user calls it one;
+- e-mail addresses, also written `name (at) host (dot) com`;
+- passwords and pass phrases after their label (`my pw is hunter2`, a quoted
+  value is taken whole), API keys, tokens and PEM private keys.
+
+Text is scanned in a width-folded copy (full-width digits, letters and
+punctuation mapped to ASCII one character for one), so positions hold and
+`１３８００１３８０００` is the phone number it looks like.
+
+Audit digests: a hit carries a keyed HMAC-SHA256 of the span when a key is
+given (a per-tenant secret, so a phone number cannot be recovered by hashing
+every phone number), and no digest at all otherwise. An unkeyed hash of a
+phone number is the phone number, so it is never produced.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,12 +38,12 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class PiiHit:
-    """One detected span: the rule that fired, its position and a hash of it."""
+    """One detected span: the rule that fired, its position and its keyed digest ("" without a key)."""
 
     rule: str
     start: int
     end: int
-    sha256: str
+    digest: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +60,7 @@ class Redaction:
 
 PHONE, ID_CARD, BANK_CARD = "pii.phone", "pii.id_card", "pii.bank_card"
 EMAIL, PASSWORD, API_KEY = "pii.email", "pii.password", "pii.api_key"
+ACCOUNT, PRIVATE_KEY = "pii.account", "pii.private_key"
 
 PLACEHOLDERS: dict[str, str] = {
     PHONE: "[PHONE]",
@@ -50,47 +69,106 @@ PLACEHOLDERS: dict[str, str] = {
     EMAIL: "[EMAIL]",
     PASSWORD: "[PASSWORD]",
     API_KEY: "[API_KEY]",
+    ACCOUNT: "[ACCOUNT]",
+    PRIVATE_KEY: "[PRIVATE_KEY]",
 }
 PLACEHOLDER_RE = re.compile("|".join(re.escape(p) for p in PLACEHOLDERS.values()))
 """Matches any placeholder `redact` writes (to tell what is left after redaction)."""
 
 # Priority when two hits overlap at the same start: lower wins.
-_PRIORITY = {API_KEY: 0, PASSWORD: 1, EMAIL: 2, ID_CARD: 3, BANK_CARD: 4, PHONE: 5}
+_PRIORITY = {PRIVATE_KEY: 0, API_KEY: 1, PASSWORD: 2, EMAIL: 3, ID_CARD: 4, BANK_CARD: 5, ACCOUNT: 6, PHONE: 7}
+
+
+def audit_digest(span: str, key: bytes | None) -> str:
+    """HMAC-SHA256 of a span under a (per-tenant) secret; "" without a key, never a bare hash."""
+    if not key:
+        return ""
+    return hmac.new(key, span.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+# --- width folding: full-width forms -> ASCII, one character for one ----------
+_FOLD = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)}
+_FOLD.update({0x3000: 0x20, 0x3002: 0x2E, 0x2014: 0x2D, 0x2013: 0x2D, 0x2212: 0x2D, 0x00A0: 0x20,
+              0x2007: 0x20, 0x202F: 0x20, 0x2009: 0x20})
+_NEEDS_FOLD = re.compile("[\uff01-\uff5e\u3000\u3002\u2013\u2014\u2212\u00a0\u2007\u2009\u202f]")
+
+
+def fold_width(text: str) -> str:
+    """`text` with full-width characters mapped to ASCII; same length, same positions."""
+    return text.translate(_FOLD) if _NEEDS_FOLD.search(text) else text
+
 
 # --- pre-checks: one pass each, most texts stop here -------------------------
 _HAS_NUMBER = re.compile(r"[0-9][0-9 ().+-]{5,}[0-9]")
 _SECRET_HINTS = (
-    "密码", "口令", "密钥", "令牌", "秘钥", "password", "passwd", "passcode", "pwd", "token",
-    "key", "secret", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "akia",
-    "xox", "eyj", "aiza",
+    "密码", "口令", "密钥", "令牌", "秘钥", "暗号", "password", "passwd", "passcode", "passphrase",
+    "pass phrase", "pwd", "pw", "pin", "token", "key", "secret", "sk-", "ghp_", "gho_", "ghu_", "ghs_",
+    "ghr_", "github_pat_", "akia", "xox", "eyj", "aiza",
 )
+_EMAIL_HINTS = ("@", "(at)", "[at]", "{at}", "<at>", " at ")
 
 
-def _has_secret_hint(text: str) -> bool:
-    low = text.lower()
-    for hint in _SECRET_HINTS:
+def _has_hint(low: str, hints: tuple[str, ...]) -> bool:
+    for hint in hints:
         if hint in low:
             return True
     return False
 
 
 # --- numeric rules -----------------------------------------------------------
-_MOBILE = re.compile(r"(?<![\d+])(?:\+?86[ -]?)?1[3-9]\d(?:\d{8}|[ -]\d{4}[ -]\d{4})(?!\d)")
+_SEP = r"[ .-]?"
+_MOBILE = re.compile(
+    r"(?<![\d+])(?:\+?86[ .-]?)?1[3-9]\d(?:\d{8}|[ .-]{1,2}\d{4}[ .-]{1,2}\d{4}|(?: ?\d){8})(?![\d])"
+)
 _INTL_PHONE = re.compile(
     r"(?<![A-Za-z0-9_+])\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){1,4}(?!\d)"
 )
 _LOCAL_PHONE = re.compile(
-    r"(?<![\d-])(?:0\d{2,3}-\d{7,8}|\(\d{3}\) ?\d{3}-\d{4}|\d{3}-\d{3}-\d{4})(?![\d-])"
+    r"(?<![\d-])(?:0\d{2,3}-\d{7,8}|\(\d{3}\) ?\d{3}[-.]\d{4}|\d{3}[-.]\d{3}[-.]\d{4})(?![\d-])"
 )
-_ID_CARD = re.compile(r"(?<![0-9A-Za-z])[1-9]\d{16}[0-9Xx](?![0-9A-Za-z])")
+_ID_CARD = re.compile(r"(?<![0-9A-Za-z])[1-9](?:[ -]?\d){16}[ -]?[0-9Xx](?![0-9A-Za-z])")
 _CARD = re.compile(r"(?<![\d-])\d{4}(?:[ -]?\d){9,15}(?![\d-])")
+
+# A number introduced as personal data is personal data, whatever its checksum.
+_INTRO_LABELS: tuple[tuple[str, str], ...] = (
+    (r"(?:银行卡|信用卡|储蓄卡|工资卡|借记卡)号?|卡号|card\s*(?:number|no\.?|num|#)?|iban", BANK_CARD),
+    (r"身份证(?:号码|号)?|证件号(?:码)?|护照号(?:码)?|社保号|(?<![a-z])(?:id|ssn|passport)(?:\s*(?:card|number|no\.?|num|#))?(?![a-z])",
+     ID_CARD),
+    (r"账号|账户|帐号|帐户|户号|(?<![a-z])(?:account|acct)(?:\s*(?:number|no\.?|num|#))?", ACCOUNT),
+    (r"手机(?:号码|号)?|电话(?:号码)?|联系方式|(?<![a-z])(?:phone|mobile|cell|tel|telephone|whatsapp|wechat)"
+     r"(?:\s*(?:number|no\.?|num|#))?(?![a-z])", PHONE),
+)
+_INTRO = re.compile(
+    "(?:" + "|".join(f"(?P<r{i}>{pattern})" for i, (pattern, _) in enumerate(_INTRO_LABELS)) + ")"
+    + r"(?:\s*(?:是|为|：|:|=|is|was|are|#|-)){0,2}\s*(?P<v>\+?\d(?:[ .()-]{0,2}\d){5,30}[Xx]?)(?![0-9])",
+    re.IGNORECASE,
+)
 
 # --- textual rules -----------------------------------------------------------
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
-_PASSWORD = re.compile(
-    r"(?:密码|口令|(?<![a-z])(?:password|passwd|passcode|pwd)(?![a-z]))"
-    r"\s*(?:是|为|：|:|=|is\b)\s*[\"'“‘]?(?P<v>[^\s，。,;；\"'”’]{1,128})",
+_AT = r"\s*(?:\(at\)|\[at\]|\{at\}|<at>)\s*"
+_DOT = r"\s*(?:\.|\(dot\)|\[dot\]|\{dot\}|<dot>)\s*|\s+dot\s+"
+_OBFUSCATED_EMAIL = re.compile(
+    rf"[A-Za-z0-9._%+-]+(?:{_AT})[A-Za-z0-9-]+(?:(?:{_DOT})[A-Za-z0-9-]+)*(?:{_DOT})[A-Za-z]{{2,}}(?![A-Za-z])"
+    r"|[A-Za-z0-9._%+-]+\s+at\s+[A-Za-z0-9-]+(?:\s+dot\s+[A-Za-z0-9-]+)*\s+dot\s+[A-Za-z]{2,}(?![A-Za-z])",
     re.IGNORECASE,
+)
+_PW_LABEL = (
+    r"(?:密码|口令|暗号|(?<![a-z])(?:password|passwd|passcode|pwd|pw|pin)(?![a-z]))"
+)
+_PW_SEP = r"\s*(?:(?:是|为|：|:|=|is\b|was\b)\s*){1,2}"
+_QUOTED = r"\"(?P<q1>[^\"\n]{1,256})\"|“(?P<q2>[^”\n]{1,256})”|'(?P<q3>[^'\n]{1,256})'|‘(?P<q4>[^’\n]{1,256})’|「(?P<q5>[^」\n]{1,256})」"
+_PASSWORD = re.compile(
+    rf"{_PW_LABEL}{_PW_SEP}(?:{_QUOTED}|(?P<v>[^\s，。,;；\"'“”‘’]{{1,128}}))",
+    re.IGNORECASE,
+)
+_PASSPHRASE = re.compile(
+    r"(?:pass\s?phrase|secret\s+phrase|口令短语|助记词|seed\s+phrase|recovery\s+phrase)"
+    rf"{_PW_SEP}(?:{_QUOTED}|(?P<v>[^\n，。,;；!?！？\"“”]{{1,256}}))",
+    re.IGNORECASE,
+)
+_PEM = re.compile(
+    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"
 )
 _KNOWN_KEY = re.compile(
     r"(?<![A-Za-z_-])(?:[sS][kK]-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
@@ -104,6 +182,7 @@ _LABELLED_KEY = re.compile(
 )
 _LETTER = re.compile(r"[A-Za-z]")
 _DIGIT = re.compile(r"\d")
+_NOT_DIGIT = re.compile(r"[^0-9Xx]")
 
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 _ID_CHECK = "10X98765432"
@@ -138,6 +217,10 @@ def _bank_card_valid(span: str) -> bool:
     return 13 <= len(digits) <= 19 and luhn_valid(digits)
 
 
+def _spaced_id_valid(span: str) -> bool:
+    return id_card_valid(_NOT_DIGIT.sub("", span))
+
+
 def _enough_digits(span: str) -> bool:
     return sum(ch.isdigit() for ch in span) >= 8
 
@@ -150,7 +233,7 @@ _Span = tuple[int, int, str]
 _Check = Callable[[str], bool] | None
 
 _NUMERIC_RULES: tuple[tuple[re.Pattern[str], str, _Check], ...] = (
-    (_ID_CARD, ID_CARD, id_card_valid),
+    (_ID_CARD, ID_CARD, _spaced_id_valid),
     (_MOBILE, PHONE, None),
     (_INTL_PHONE, PHONE, _enough_digits),
     (_LOCAL_PHONE, PHONE, None),
@@ -169,6 +252,12 @@ def _numeric_spans(text: str, out: list[_Span]) -> None:
         span = _card_span(m)
         if span is not None:
             out.append((span[0], span[1], BANK_CARD))
+    validated = {start for start, _, _ in out}
+    for m in _INTRO.finditer(text):
+        if m.start("v") in validated:  # a checksum-valid number already has its exact span
+            continue
+        rule = next(r for i, (_, r) in enumerate(_INTRO_LABELS) if m.group(f"r{i}") is not None)
+        out.append((m.start("v"), m.end("v"), rule))
 
 
 def _card_span(m: re.Match[str]) -> tuple[int, int] | None:
@@ -189,14 +278,26 @@ def _card_span(m: re.Match[str]) -> tuple[int, int] | None:
     return None if best is None else (m.start() + best[0], m.start() + best[1])
 
 
+def _value_span(m: re.Match[str]) -> tuple[int, int]:
+    for name in ("q1", "q2", "q3", "q4", "q5", "v"):
+        if m.group(name) is not None:
+            start, end = m.start(name), m.end(name)
+            value = m.group(name)
+            stripped = value.rstrip(" .")
+            return start, start + len(stripped) if stripped else end
+    return m.start(), m.end()
+
+
 def _secret_spans(text: str, out: list[_Span]) -> None:
     for m in _KNOWN_KEY.finditer(text):
         out.append((m.start(), m.end(), API_KEY))
     for m in _LABELLED_KEY.finditer(text):
         if _key_like(m.group("v")):
             out.append((m.start("v"), m.end("v"), API_KEY))
-    for m in _PASSWORD.finditer(text):
-        out.append((m.start("v"), m.end("v"), PASSWORD))
+    for pattern in (_PASSWORD, _PASSPHRASE):
+        for m in pattern.finditer(text):
+            start, end = _value_span(m)
+            out.append((start, end, PASSWORD))
 
 
 def _select(spans: list[_Span]) -> list[_Span]:
@@ -217,11 +318,16 @@ def _select(spans: list[_Span]) -> list[_Span]:
 
 def _scan(text: str) -> list[_Span]:
     spans: list[_Span] = []
+    if "-----BEGIN" in text:
+        spans.extend((m.start(), m.end(), PRIVATE_KEY) for m in _PEM.finditer(text))
     if _HAS_NUMBER.search(text):
         _numeric_spans(text, spans)
-    if "@" in text:
+    low = text.lower()
+    if _has_hint(low, _EMAIL_HINTS):
         spans.extend((m.start(), m.end(), EMAIL) for m in _EMAIL.finditer(text))
-    if _has_secret_hint(text):
+        if "at" in low:
+            spans.extend((m.start(), m.end(), EMAIL) for m in _OBFUSCATED_EMAIL.finditer(text))
+    if _has_hint(low, _SECRET_HINTS):
         _secret_spans(text, spans)
     return spans
 
@@ -240,16 +346,19 @@ def _mask(text: str, spans: list[_Span]) -> str:
 def find_pii(text: str) -> list[tuple[int, int, str]]:
     """All `(start, end, rule)` spans of personal data in `text`, sorted, never overlapping.
 
-    A secret glued to another ("…002X13800138000") may only be recognisable once
-    its neighbour is gone, so found spans are masked (same length, so positions
-    hold) and the text is scanned again until nothing new turns up.
+    Positions are those of `text` itself (scanning happens on a width-folded
+    copy of the same length). A secret glued to another ("…002X13800138000")
+    may only be recognisable once its neighbour is gone, so found spans are
+    masked (same length, so positions hold) and the text is scanned again
+    until nothing new turns up.
     """
-    spans = _scan(text)
+    folded = fold_width(text)
+    spans = _scan(folded)
     if not spans:
         return spans
     found = _select(spans)
     for _ in range(3):
-        extra = [s for s in _scan(_mask(text, found)) if not _overlaps(s, found)]
+        extra = [s for s in _scan(_mask(folded, found)) if not _overlaps(s, found)]
         if not extra:
             break
         found = _select(found + extra)
@@ -263,8 +372,11 @@ def _overlaps(span: _Span, spans: list[_Span]) -> bool:
 _NO_HITS: tuple[PiiHit, ...] = ()
 
 
-def redact(text: str) -> Redaction:
-    """Replace every detected span with its placeholder, e.g. `[PHONE]`."""
+def redact(text: str, key: bytes | None = None) -> Redaction:
+    """Replace every detected span with its placeholder, e.g. `[PHONE]`.
+
+    With a `key` (a per-tenant secret) each hit carries the HMAC of its span.
+    """
     spans = find_pii(text)
     if not spans:
         return Redaction(text, _NO_HITS)
@@ -274,11 +386,15 @@ def redact(text: str) -> Redaction:
     for start, end, rule in spans:
         parts.append(text[pos:start])
         parts.append(PLACEHOLDERS[rule])
-        digest = hashlib.sha256(text[start:end].encode("utf-8")).hexdigest()
-        hits.append(PiiHit(rule, start, end, digest))
+        hits.append(PiiHit(rule, start, end, audit_digest(text[start:end], key)))
         pos = end
     parts.append(text[pos:])
     return Redaction("".join(parts), tuple(hits))
+
+
+def redact_text(text: str) -> str:
+    """Only the redacted text (what every projection stores in plain text)."""
+    return redact(text).text if text else text
 
 
 def contains_pii(text: str) -> bool:

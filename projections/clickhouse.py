@@ -120,6 +120,10 @@ class ClickHouseProjector:
         context.data = rows
         self.client.insert(context=context)
 
+    def forget_insert_contexts(self) -> None:
+        """Drop the cached insert contexts (a table was rewritten, e.g. by an erasure)."""
+        self._contexts.clear()
+
     def discard(self) -> None:
         """Forget buffered rows (their transaction rolled back)."""
         for table in self._buffer:

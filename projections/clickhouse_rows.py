@@ -15,7 +15,7 @@ from typing import Any
 from engram.core.pii import redact
 from engram.schemas.base import Event
 from engram.schemas.events import (
-    DeadLettered, FeedbackGiven, GuardFired, LLMCallRecorded, MemoryChanged, MemoryProposed, RecallServed,
+    DeadLettered, ErasureRecorded, FeedbackGiven, GuardFired, LLMCallRecorded, MemoryChanged, MemoryProposed, RecallServed,
     SummarySnapshotted, TurnRecorded, TurnSkipped,
 )
 from engram.schemas.memory import MemoryRecord
@@ -61,6 +61,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
                   "dropped_items", "causation_ids", "correlation_id"),
     "dead_letters": ("event_id", "occurred_at", "tenant_id", "user_id", "source_topic", "reason", "raw",
                      "raw_chars", "raw_sha256", "causation_ids"),
+    "erasures": ("event_id", "occurred_at", "tenant_id", "user_id", "request_id", "scope", "requested_by",
+                 "memories_erased", "memory_ids", "keys_destroyed", "causation_ids"),
 }
 """Fact tables and their insert columns (the DDL's column order)."""
 
@@ -158,10 +160,15 @@ def _dead(e: DeadLettered) -> Rows:
                               clean(e.reason), clean(e.raw), len(e.raw), digest, e.causation_ids))]
 
 
+def _erasure(e: ErasureRecorded) -> Rows:
+    return [("erasures", (e.event_id, e.occurred_at, e.tenant_id, e.user_id, e.request_id, e.scope,
+                          e.requested_by, e.memories_erased, e.memory_ids, e.keys_destroyed, e.causation_ids))]
+
+
 ROW_BUILDERS: dict[str, Callable[[Any], Rows]] = {
     "TurnRecorded": _turn, "TurnSkipped": _skipped, "MemoryProposed": _proposed, "MemoryChanged": _changed,
     "SummarySnapshotted": _summary, "GuardFired": _guard, "RecallServed": _recall,
-    "FeedbackGiven": _feedback, "LLMCallRecorded": _llm, "DeadLettered": _dead,
+    "FeedbackGiven": _feedback, "LLMCallRecorded": _llm, "DeadLettered": _dead, "ErasureRecorded": _erasure,
 }
 """Event type -> builder of its fact rows. Every event also gets one `event_log` row."""
 

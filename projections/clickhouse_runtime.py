@@ -25,8 +25,11 @@ from typing import Protocol
 
 from engram.core.ports import Progress
 from engram.schemas.base import Event
+from engram.schemas.events import ErasureRecorded, ForgetRequested
+from engram.streams.forget import topic_of
 
 from .clickhouse import ClickHouseProjector
+from .clickhouse_erasure import erase_memories, erase_mentions, erase_user
 from .clickhouse_client import ClickHouseTarget, configured_target
 
 MODE_ENV = "ENGRAM_ANALYTICS"
@@ -81,6 +84,15 @@ class LogAnalytics:
     def discard(self) -> None:
         self.projector.discard()
 
+    def erase(self, record: ErasureRecorded, topic_text: str = "") -> int:
+        """Blank the analytics text an erasure covers (a user, some memories, a topic); return rows touched."""
+        if record.scope == "everything":
+            return erase_user(self.projector, record.tenant_id, record.user_id)
+        touched = erase_memories(self.projector, record.tenant_id, record.user_id, record.memory_ids)
+        if record.scope == "topic" and topic_text.strip():
+            touched += erase_mentions(self.projector, record.tenant_id, record.user_id, topic_of(topic_text))
+        return touched
+
     # -- from the log ----------------------------------------------------------------
     def cursor(self) -> int:
         return self.projector.cursor(self.source)
@@ -88,15 +100,24 @@ class LogAnalytics:
     def catch_up(self, upto: int | None = None, progress: Progress | None = None) -> int:
         """Project the log's events after the cursor (up to `upto`, else to the end); return how many."""
         last, done = self.cursor(), 0
+        topics: dict[str, str] = {}
         for seq, event in self.log.scan(after=last):
             if upto is not None and seq > upto:
                 break
             self.projector.apply(event, seq)
+            self._replay_erasure(event, topics)
             last, done = seq, done + 1
             if done % CATCH_UP_BATCH == 0:
                 self._checkpoint(last, progress)
         self._checkpoint(last if done else None, progress)
         return done
+
+    def _replay_erasure(self, event: Event, topics: dict[str, str]) -> None:
+        """From the log, an erasure is applied again where it happened (a rebuild must not bring text back)."""
+        if isinstance(event, ForgetRequested) and event.topic_text:
+            topics[event.event_id] = event.topic_text
+        elif isinstance(event, ErasureRecorded):
+            self.erase(event, topics.get(event.request_id, ""))
 
     def _checkpoint(self, cursor: int | None, progress: Progress | None) -> None:
         events = self.projector.pending

@@ -34,6 +34,7 @@ PROJECTED_TYPES = frozenset(
 CONTEXT_WEIGHT = 0.5
 """How far a memory's vector leans towards the turn it answers."""
 REMEMBERED_TURNS = 100_000
+FORGETTABLE_STATUSES = ("active", "replaced", "retired", "archived", "deleted")
 
 
 class CurrentMemoryProjector:
@@ -60,6 +61,11 @@ class CurrentMemoryProjector:
         elif isinstance(event, TurnRecorded):
             self._turn(event, position)
         elif isinstance(event, ForgetRequested) and event.everything:
+            self._forget_turns(event.tenant_id, event.user_id)
+            self._forget_everything(event)
+        elif isinstance(event, ForgetRequested) and event.topic_text.strip():
+            # a summary or a recent turn may name the topic: dropped, re-derived as the chat goes on
+            self._forget_turns(event.tenant_id, event.user_id)
             self.store.forget_context(event.tenant_id, event.user_id)
 
     def _memory(self, event: MemoryChanged) -> None:
@@ -75,6 +81,18 @@ class CurrentMemoryProjector:
                 norm = float(np.linalg.norm(mixed))
                 vector = (mixed / norm if norm else mixed).astype(np.float32)
             self.store.upsert_memory(event.tenant_id, event.user_id, record, vector, context)
+
+    def _forget_turns(self, tenant: str, user: str) -> None:
+        """The turn texts kept for context go with the user's recent turns."""
+        for cache in (self._answers, self._last_turn):
+            for key in [k for k in cache if k[0] == tenant and k[1] == user]:
+                del cache[key]
+
+    def _forget_everything(self, event: ForgetRequested) -> None:
+        """Summaries, recent turns, and every version of every memory (replaced and retired ones too)."""
+        self.store.forget_context(event.tenant_id, event.user_id)
+        for record in self.store.list_memories(event.tenant_id, event.user_id, FORGETTABLE_STATUSES):
+            self.store.delete_memory(event.tenant_id, event.user_id, record.memory_id)
 
     def _delete_card(self, event: GlobalCardDeleted) -> None:
         for card in self.store.list_cards(event.tenant_id, event.user_id):

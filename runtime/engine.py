@@ -35,6 +35,7 @@ from engram.streams.processor import Processor, ProcessorContext
 from engram.streams.topology import build_topology
 
 from .context import default_context
+from .erasure import Eraser, open_cipher
 from .lineage import memory_lineage
 from .log import EventLog, open_database
 
@@ -78,10 +79,12 @@ class EmbeddedRuntime:
     """Event log, processors and the current-memory projection in one process and one file."""
 
     def __init__(self, data_dir: Path | str, ctx: ProcessorContext | None = None, batch_size: int = 2000,
-                 analytics: str | None = None) -> None:
+                 analytics: str | None = None, encryption: bool | None = None) -> None:
         self.data_dir = Path(data_dir)
         self.db = open_database(self.data_dir / "engram.db")
-        self.log = EventLog(self.db)
+        # user text sealed under its owner's key (keys.db beside the log); forget destroys the key
+        self.log = EventLog(self.db, open_cipher(self.data_dir, encryption))
+        self.eraser = Eraser(self.log.cipher)
         self.ctx = ctx or default_context()
         self.store = EmbeddedStore(self.db, self.ctx.embedder.dimensions)
         self.projector = CurrentMemoryProjector(self.store, self.ctx.embedder)
@@ -95,6 +98,7 @@ class EmbeddedRuntime:
         self._dirty: set[tuple[str, str]] = set()
         # ClickHouse analytics (chDB): inline second projector, or None when off (ENGRAM_ANALYTICS)
         self.analytics = open_analytics(self.data_dir, self.log, analytics, handled=self.log.cursor(PIPELINE))
+        self.eraser.recover(self.log, self.log.cursor(PIPELINE))  # a forget cut short by a crash finishes
         # never two embedding models in one index: a changed embedder re-embeds by replay here
         ensure_index_model(self)
 
@@ -165,6 +169,7 @@ class EmbeddedRuntime:
             self.pump(counts=counts)
         if report is not None:
             report.events.update(counts)
+        self._finish_erasures()
         return len(appended)
 
     def govern(self, as_of: datetime | None = None) -> GovernReport:
@@ -209,7 +214,21 @@ class EmbeddedRuntime:
             handled += len(batch)
             if progress is not None:
                 progress(len(batch))
+        self._finish_erasures()
         return handled
+
+    def _finish_erasures(self) -> None:
+        """After a forget committed: destroy keys, log the erasure records, leave no old WAL page."""
+        if not self.eraser.pending:
+            return
+        done = self.eraser.complete()
+        if self.analytics is not None:
+            for record, request in done:
+                self.analytics.erase(record, request.topic_text)
+        with self._transaction():
+            self.log.append_all([record for record, _ in done])
+        self.pump()
+        self.log.checkpoint()
 
     def _commit_progress(self, cursor: int) -> None:
         """Commit order inside the transaction: projection rows, derived events, states, the cursor."""
@@ -232,6 +251,7 @@ class EmbeddedRuntime:
                 self.analytics.apply(event, seq)
             for processor in self._routes.get(event.type, ()):
                 derived = self.log.stage(self._run(processor, event, safe), dedupe=False)
+                self.eraser.saw(event, [e for _, e in derived])
                 if follow_derived:
                     queue.extend(derived)
                 else:
@@ -283,6 +303,7 @@ class EmbeddedRuntime:
 
     def _forget_uncommitted(self) -> None:
         self.log.discard()
+        self.eraser.discard()
         self._states.clear()
         self._dirty.clear()
         self.store.forget_cache()
@@ -318,6 +339,10 @@ class EmbeddedRuntime:
         if self.analytics is not None:
             self.analytics.close()
         self.db.close()
+        if self.log.cipher is not None:
+            close = getattr(self.log.cipher.keys, "close", None)
+            if close is not None:
+                close()
 
     def __enter__(self) -> "EmbeddedRuntime":
         return self

@@ -8,6 +8,7 @@ from functools import lru_cache
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from engram.core.crypto import FieldCipher
 from engram.schemas.base import Event
 from engram.schemas.codec import decode, encode
 from engram.schemas.topics import topic_for
@@ -36,6 +37,7 @@ def open_database(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA secure_delete=ON")  # deleted rows (forgotten memories, turns) are zeroed, not left in free pages
     db.execute("PRAGMA synchronous=NORMAL")
     db.execute("PRAGMA temp_store=MEMORY")
     db.execute("PRAGMA cache_size=-65536")
@@ -48,11 +50,15 @@ class EventLog:
     """Append-only log. Appending an event id that is already there is a no-op.
 
     Appends are staged in memory with their sequence numbers assigned and
-    written in one `executemany` by `flush`; reads flush first.
+    written in one `executemany` by `flush`; reads flush first. With a
+    `cipher`, the user text of every event is sealed under its owner's data
+    key on the way in and opened on the way out (`engram.core.crypto`); the
+    log file never holds it in plain text.
     """
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, cipher: FieldCipher | None = None) -> None:
         self._db = db
+        self.cipher = cipher
         self._staged: list[tuple[int, str, str, str, str, str, bytes]] = []
         self._staged_ids: set[str] = set()
         self._next_seq: int | None = None
@@ -70,7 +76,7 @@ class EventLog:
             seq = self._next_seq
             self._next_seq += 1
             self._staged.append((seq, event.event_id, topic_for(event.type), event.partition_key, event.type,
-                                 _iso(event.occurred_at), encode(event)))
+                                 _iso(event.occurred_at), encode(event, self.cipher)))
             self._staged_ids.add(event.event_id)
             out.append((seq, event))
         return out
@@ -123,7 +129,7 @@ class EventLog:
             rows = self._db.execute(
                 "SELECT seq, payload FROM log_events WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit)
             ).fetchall()
-        return [(seq, decode(payload)) for seq, payload in rows]
+        return [(seq, decode(payload, self.cipher)) for seq, payload in rows]
 
     def scan(self, after: int = 0, types: tuple[str, ...] = (), batch: int = 2000) -> Iterator[tuple[int, Event]]:
         """Every event after `after`, in order, read in batches."""
@@ -140,7 +146,7 @@ class EventLog:
         rows = self._db.execute("SELECT type, payload FROM log_events WHERE key = ? ORDER BY seq", (key,))
         for event_type, payload in rows:
             if not types or event_type in types:
-                yield decode(payload)
+                yield decode(payload, self.cipher)
 
     def get_many(self, event_ids: list[str]) -> dict[str, Event]:
         """The logged events among `event_ids`, by id (ids not logged are left out)."""
@@ -150,13 +156,13 @@ class EventLog:
             chunk = event_ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
             rows = self._db.execute(f"SELECT event_id, payload FROM log_events WHERE event_id IN ({marks})", chunk)
-            found.update((event_id, decode(payload)) for event_id, payload in rows)
+            found.update((event_id, decode(payload, self.cipher)) for event_id, payload in rows)
         return found
 
     def get(self, event_id: str) -> Event | None:
         self.flush()
         row = self._db.execute("SELECT payload FROM log_events WHERE event_id = ?", (event_id,)).fetchone()
-        return decode(row[0]) if row else None
+        return decode(row[0], self.cipher) if row else None
 
     def last_seq(self) -> int:
         if self._next_seq is not None:
@@ -180,3 +186,8 @@ class EventLog:
             "INSERT INTO log_cursors VALUES (?, ?) ON CONFLICT (consumer) DO UPDATE SET seq = excluded.seq",
             (consumer, seq),
         )
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the file and truncate it to zero bytes (after an erasure: no old pages left)."""
+        self.flush()
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")

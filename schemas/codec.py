@@ -9,8 +9,11 @@ from typing import Any
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
+from engram.core.crypto import SEALED, FieldCipher, open_sealed
+
 from .base import Event
 from .events import EVENT_TYPES, AnyEvent
+
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -62,23 +65,32 @@ def upcast(raw: dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
-def encode(event: Event) -> bytes:
-    """Compact JSON bytes of an event."""
-    return event.__pydantic_serializer__.to_json(event)
+def encode(event: Event, cipher: FieldCipher | None = None) -> bytes:
+    """Compact JSON bytes of an event; with a cipher, its user text sealed under the owner's key."""
+    data = event.__pydantic_serializer__.to_json(event)
+    if cipher is None:
+        return data
+    return orjson.dumps(cipher.seal(orjson.loads(data)))
 
 
 def to_dict(event: Event) -> dict[str, Any]:
     return event.model_dump(mode="json")
 
 
-def decode(data: bytes | str | dict[str, Any]) -> Event:
-    """Parse bytes, text or a dict into the current event model, upcasting on the way."""
+def decode(data: bytes | str | dict[str, Any], cipher: FieldCipher | None = None) -> Event:
+    """Parse bytes, text or a dict into the current event model, upcasting on the way.
+
+    Sealed text (see `engram.core.crypto`) is opened with `cipher`; without the
+    cipher or the owner's key it decodes as shredded (placeholders, text gone).
+    """
     try:
         raw = data if isinstance(data, dict) else orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise EventDecodeError(f"not JSON: {exc}") from exc
     if not isinstance(raw, dict):
         raise EventDecodeError("event must be a JSON object")
+    if SEALED in raw:
+        raw = open_sealed(dict(raw) if raw is data else raw, cipher)
     try:
         return _ADAPTER.validate_python(upcast(raw))
     except ValidationError as exc:

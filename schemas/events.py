@@ -188,6 +188,26 @@ class ForgetRequested(Event):
     everything: bool = False
 
 
+ErasureScope = Literal["everything", "memories", "topic"]
+
+
+class ErasureRecorded(Event):
+    """What one forget erased: counts and ids, never content (SPEC §7, for analysts and auditors).
+
+    `keys_destroyed` > 0 means the owner's data key is gone: every sealed text
+    of theirs in the log (and in every copy of it) is unreadable.
+    """
+
+    type: Literal["ErasureRecorded"] = "ErasureRecorded"
+    schema_version: Literal[1] = 1
+    request_id: str
+    scope: ErasureScope
+    requested_by: str = ""
+    memories_erased: int = 0
+    memory_ids: tuple[str, ...] = ()
+    keys_destroyed: int = 0
+
+
 class PinRequested(Event):
     type: Literal["PinRequested"] = "PinRequested"
     schema_version: Literal[1] = 1
@@ -265,7 +285,7 @@ AnyEvent = Annotated[
         TurnRecorded, SummaryRequested, TurnSkipped, MemoryProposed, GuardFired,
         MemoryChanged, SummarySnapshotted, GlobalCardSaved, GlobalCardDeleted,
         RecallServed, FeedbackGiven, ForgetRequested, PinRequested,
-        CorrectionRequested, DeadLettered, LLMCallRecorded, GovernanceTick,
+        CorrectionRequested, DeadLettered, LLMCallRecorded, GovernanceTick, ErasureRecorded,
     ],
     Field(discriminator="type"),
 ]
@@ -276,7 +296,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         TurnRecorded, SummaryRequested, TurnSkipped, MemoryProposed, GuardFired,
         MemoryChanged, SummarySnapshotted, GlobalCardSaved, GlobalCardDeleted,
         RecallServed, FeedbackGiven, ForgetRequested, PinRequested,
-        CorrectionRequested, DeadLettered, LLMCallRecorded, GovernanceTick,
+        CorrectionRequested, DeadLettered, LLMCallRecorded, GovernanceTick, ErasureRecorded,
     )
 }
 

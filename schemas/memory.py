@@ -46,6 +46,10 @@ SINGLE_VALUED_SLOTS = frozenset(
         "user_fact.hometown",
         "user_fact.birthday",
         "user_goal.current",
+        "user_fact.schedule",
+        "user_constraint.diet",
+        "user_constraint.availability",
+        "user_preference.language",
     }
 )
 """Slots that hold one value: a new value replaces the old one."""

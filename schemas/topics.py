@@ -29,8 +29,8 @@ WEEK_MS = 7 * 24 * 3600 * 1000
 
 TURNS = Topic("engram.turns", ("TurnRecorded", "SummaryRequested"),
               description="L0 chat turns and summary triggers; kept forever (source of truth)")
-AUDIT = Topic("engram.audit", ("TurnSkipped", "GuardFired"),
-              description="skips and guard audit")
+AUDIT = Topic("engram.audit", ("TurnSkipped", "GuardFired", "ErasureRecorded"),
+              description="skips, guard audit and erasure records")
 CANDIDATES = Topic("engram.candidates", ("MemoryProposed",),
                    description="guarded memory candidates awaiting consolidation")
 MEMORY_CHANGES = Topic("engram.memory-changes", ("MemoryChanged",),

@@ -287,7 +287,8 @@ def _link_conflict(related: _Related, created: MemoryRecord) -> _Change:
 
 def _forget(state: UserMemories, event: ForgetRequested, ctx: ProcessorContext) -> list[_Change]:
     """Active and archived memories alike: an archived memory is still remembered until deleted."""
-    targets = select_forget_targets([*state.memories.values(), *state.archived.values()], event)
+    targets = select_forget_targets([*state.memories.values(), *state.archived.values()], event,
+                                    ctx.embedder, ctx.config)
     for r in targets:
         state.archived.pop(r.memory_id, None)
     return [

@@ -6,7 +6,9 @@ Order matters and is fixed:
 2. importance - scored on the ORIGINAL text, before anything is masked, so a
    phone number still counts as an explicit personal fact;
 3. PII        - every detected span is replaced by a placeholder; each hit is
-   audited with the SHA-256 of the span, never the span itself;
+   audited with a keyed digest of the span (HMAC under the guard's audit key,
+   a per-tenant secret) or no digest at all, never the span itself nor a bare
+   hash of it (a bare hash of a phone number is the phone number);
 4. emptiness  - a candidate that is nothing but a label and a placeholder
    ("用户的电话是[PHONE]") is rejected;
 5. assistant  - assistant candidates need an assistant type AND a
@@ -18,16 +20,15 @@ caller turns the audits into `GuardFired` events.
 
 from __future__ import annotations
 
-import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias, cast
 
 from pydantic import ValidationError
 
 from engram.core.config import GuardConfig
-from engram.core.pii import PLACEHOLDER_RE, Redaction, find_pii, redact
+from engram.core.pii import PLACEHOLDER_RE, Redaction, audit_digest, find_pii, redact
 from engram.schemas.events import GuardAction
 from engram.schemas.memory import SINGLE_VALUED_SLOTS, Candidate, MemoryType, Role
 
@@ -37,7 +38,7 @@ from .rules.common import shorten
 
 @dataclass(frozen=True, slots=True)
 class Audit:
-    """One guard rule that fired. `original_sha256` hashes the original, never shows it."""
+    """One guard rule that fired. `original_sha256` is a keyed digest of the original ("" without a key)."""
 
     rule: str
     action: GuardAction
@@ -128,15 +129,18 @@ def score_importance(
 _TYPE_VALUES = frozenset(t.value for t in MemoryType)
 
 
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 class Guard:
-    """Applies the guard rules, in order, to the candidates of one source message."""
+    """Applies the guard rules, in order, to the candidates of one source message.
 
-    def __init__(self, config: GuardConfig | None = None) -> None:
+    `audit_key` keys the digests in the audits (HMAC-SHA256); without it audits carry none.
+    """
+
+    def __init__(self, config: GuardConfig | None = None, audit_key: bytes | None = None) -> None:
         self._config = config or GuardConfig()
+        self._key = audit_key
+
+    def _sha(self, text: str) -> str:
+        return audit_digest(text, self._key)
 
     def check(self, proposals: Sequence[Proposal], role: Role, source_text: str) -> GuardResult:
         """Guard the candidates extracted from `source_text`, a message sent by `role`."""
@@ -152,23 +156,23 @@ class Guard:
         return GuardResult(tuple(accepted), tuple(audits), len(proposals) - len(accepted))
 
     def _one(self, proposal: Proposal, role: Role, confirmed: bool, audits: list[Audit]) -> Admitted | None:
-        candidate = _whitelist(proposal, audits)
+        candidate = _whitelist(proposal, audits, self._sha)
         if candidate is None:
             return None
         # One scan over content and labels; the common case finds nothing and stops here.
         labels = (candidate.topic or "", *candidate.entities, *candidate.keywords)
         any_pii = bool(find_pii("\n".join((candidate.content, *labels))))
-        redaction = redact(candidate.content) if any_pii else Redaction(candidate.content, ())
+        redaction = redact(candidate.content, self._key) if any_pii else Redaction(candidate.content, ())
         importance = score_importance(
             candidate.type, candidate.content, candidate.attribute, candidate.confidence,
             personal_data=redaction.changed,
         )
         if importance < self._config.min_importance:
-            audits.append(Audit("importance.low", "rejected", _sha(candidate.content), candidate.type.value,
+            audits.append(Audit("importance.low", "rejected", self._sha(candidate.content), candidate.type.value,
                                 f"importance={importance}"))
             return None
         cleaned = self._redact(candidate, redaction, importance, any_pii, audits)
-        if cleaned is None or not _role_allows(cleaned, role, confirmed, audits):
+        if cleaned is None or not _role_allows(cleaned, role, confirmed, audits, self._sha):
             return None
         return Admitted(cleaned, importance)
 
@@ -179,18 +183,18 @@ class Guard:
         kind = candidate.type.value
         seen: set[tuple[str, str]] = set()
         for hit in redaction.hits:
-            seen.add((hit.rule, hit.sha256))
-            audits.append(Audit(hit.rule, "redacted", hit.sha256, kind, f"field=content importance={importance}"))
+            seen.add((hit.rule, candidate.content[hit.start : hit.end]))
+            audits.append(Audit(hit.rule, "redacted", hit.digest, kind, f"field=content importance={importance}"))
         content = redaction.text
         if not content.strip() or (redaction.changed and not _meaningful(content)):
             rule = "empty_after_redaction" if redaction.changed else "empty"
-            audits.append(Audit(rule, "rejected", _sha(candidate.content), kind, f"importance={importance}"))
+            audits.append(Audit(rule, "rejected", self._sha(candidate.content), kind, f"importance={importance}"))
             return None
         if redaction.changed:
             secrets = tuple(candidate.content[h.start : h.end].lower() for h in redaction.hits)
             update = _labels_kept_in(candidate, content, secrets)
         elif any_pii:
-            update = _redact_labels(candidate, seen, audits)
+            update = _redact_labels(candidate, seen, audits, self._key)
         else:
             update = {}
         if len(content) > self._config.max_content_chars:
@@ -200,7 +204,7 @@ class Guard:
         return candidate.model_copy(update=update) if update else candidate
 
 
-def _whitelist(proposal: Proposal, audits: list[Audit]) -> Candidate | None:
+def _whitelist(proposal: Proposal, audits: list[Audit], _sha: Callable[[str], str]) -> Candidate | None:
     if isinstance(proposal, Candidate):
         return proposal
     if not isinstance(proposal, Mapping):
@@ -250,17 +254,18 @@ def _labels_kept_in(candidate: Candidate, redacted: str, secrets: tuple[str, ...
     }
 
 
-def _redact_labels(candidate: Candidate, seen: set[tuple[str, str]], audits: list[Audit]) -> dict[str, object]:
+def _redact_labels(candidate: Candidate, seen: set[tuple[str, str]], audits: list[Audit],
+                   key: bytes | None) -> dict[str, object]:
     """Redact PII found only in topic, entities or keywords; audit each new hit."""
     fields = (candidate.topic or "", *candidate.entities, *candidate.keywords)
     kind = candidate.type.value
     cleaned: list[str] = []
     for value in fields:
-        result = redact(value)
+        result = redact(value, key)
         for hit in result.hits:
-            if (hit.rule, hit.sha256) not in seen:
-                seen.add((hit.rule, hit.sha256))
-                audits.append(Audit(hit.rule, "redacted", hit.sha256, kind, "field=labels"))
+            if (hit.rule, value[hit.start : hit.end]) not in seen:
+                seen.add((hit.rule, value[hit.start : hit.end]))
+                audits.append(Audit(hit.rule, "redacted", hit.digest, kind, "field=labels"))
         cleaned.append(result.text if _meaningful(result.text) or not result.changed else "")
     topic, n_entities = cleaned[0] or None, len(candidate.entities)
     entities = tuple(e for e in cleaned[1 : 1 + n_entities] if e)
@@ -268,7 +273,8 @@ def _redact_labels(candidate: Candidate, seen: set[tuple[str, str]], audits: lis
     return {"topic": topic, "entities": entities, "keywords": keywords}
 
 
-def _role_allows(candidate: Candidate, role: Role, confirmed: bool, audits: list[Audit]) -> bool:
+def _role_allows(candidate: Candidate, role: Role, confirmed: bool, audits: list[Audit],
+                 _sha: Callable[[str], str]) -> bool:
     kind = candidate.type.value
     if role == "user":
         if candidate.type.is_assistant:

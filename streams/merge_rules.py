@@ -6,6 +6,8 @@ default "new" can decide.
 
 from __future__ import annotations
 
+import re
+
 from engram.core.config import MergeConfig
 from engram.core.ports import Judgement
 from engram.core.text import char_jaccard, compact
@@ -22,6 +24,22 @@ def topics_match(a: str | None, b: str | None) -> bool:
     return bool(ca and cb) and (ca in cb or cb in ca)
 
 
+_LATIN_WORD = re.compile(r"[a-z0-9+#]{3,}")
+_CJK_CHAR = re.compile(r"[\u3400-\u9fff]")
+
+
+def topics_overlap(a: str | None, b: str | None) -> bool:
+    """Partly the same topic: a shared word ("horror movies" / "horror films") or, in
+    Chinese, at least half of the characters ("看中文电影" / "看电影")."""
+    if not a or not b:
+        return False
+    la, lb = a.lower(), b.lower()
+    if set(_LATIN_WORD.findall(la)) & set(_LATIN_WORD.findall(lb)):
+        return True
+    ca, cb = set(_CJK_CHAR.findall(la)), set(_CJK_CHAR.findall(lb))
+    return bool(ca and cb) and len(ca & cb) / len(ca | cb) >= 0.5
+
+
 def judge_by_rules(
     candidate: Candidate, existing: MemoryRecord, cosine: float, config: MergeConfig
 ) -> Judgement | None:
@@ -34,6 +52,12 @@ def judge_by_rules(
     same_topic = topics_match(candidate.topic, existing.topic)
     if same_topic and candidate.negated != existing.negated:
         return _reversal(candidate, existing)
+    if candidate.negated != existing.negated and topics_overlap(candidate.topic, existing.topic):
+        return Judgement(
+            "conflict",
+            f"opposite stances on overlapping topics {existing.topic!r} and {candidate.topic!r}; both kept, linked",
+            "rule",
+        )
     if new_text in old_text or old_text in new_text:
         return Judgement("same", "one statement contains the other; keeping the more specific", "rule")
     if same_topic:

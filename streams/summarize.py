@@ -22,6 +22,7 @@ from engram.core.ports import Summarizer, SummaryMessage, SummaryResult
 from engram.schemas.base import Event, derive_id, stable_id
 from engram.schemas.events import ForgetRequested, SummaryRequested, SummarySnapshotted, TurnRecorded
 from engram.schemas.memory import SECTION_HEADINGS, Role, SummarySections
+from engram.streams.forget import topic_of
 from engram.streams.llm_calls import llm_call_events
 from engram.streams.processor import ProcessorContext
 from engram.streams.summarizer import ExtractiveSummarizer
@@ -141,7 +142,7 @@ def forget_in_session(state: SessionSummaryState, request: ForgetRequested) -> N
         state.pending = []
         state.sections = None
         return
-    needle = compact(request.topic_text)
+    needle = compact(topic_of(request.topic_text))
     if not needle:
         return
     state.pending = [m for m in state.pending if needle not in compact(m.content)]

@@ -1,9 +1,17 @@
 """The extractive (no-LLM) session summarizer.
 
 It fills the same five sections an LLM would, from the previous sections and
-only the new messages, by sorting sentences with Chinese and English cue
-words. It is pure and deterministic: the same input always gives the same
-summary, so a replay reproduces every snapshot.
+only the new messages. Facts, constraints and plans are the rule extractor's
+normalised statements ("用户是Java后端开发", "User's budget is 500 dollars"),
+not quoted sentences; a user sentence the rules cannot read falls back to
+cue words, with its first person rewritten ("我还要…" -> "用户还要…").
+Assistant text contributes only confirmed conclusions (no "Got it, I'll keep
+that in mind"). A newer statement drops the item it supersedes: a new value
+of a single-valued slot (location, occupation, name…) or a reversed stance on
+the same topic ("User no longer likes Go" drops "User loves Go").
+
+It is pure and deterministic: the same input always gives the same summary,
+so a replay reproduces every snapshot.
 """
 
 from __future__ import annotations
@@ -16,7 +24,11 @@ from dataclasses import dataclass, field
 from engram.core.config import SummaryConfig
 from engram.core.ports import SummaryMessage, SummaryResult
 from engram.core.text import compact, terms
-from engram.schemas.memory import SummarySections
+from engram.schemas.memory import MemoryType, SummarySections, is_single_valued, slot_key
+
+from .filters import has_decision_signal
+from .rules import FALLBACK_CONFIDENCE, Draft, extract_drafts
+from .rules.person import third_person
 
 _SENTENCE_RE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;]*")
 _EN_SENTENCE_BREAK = re.compile(r"(?<=\.)\s+")
@@ -35,20 +47,11 @@ _TODO_RE = re.compile(
     r"|follow up|let's|i'll|we'll)\b",
     re.IGNORECASE,
 )
-_DECISION_RE = re.compile(
-    r"已确认|确认了|最终|确定|就按|采用|决定|选定|没问题|可以开始"
-    r"|\b(?:confirmed|decided|agreed|we'll go with|go with|final|settled)\b",
-    re.IGNORECASE,
-)
-_FIRST_PERSON_RE = re.compile(
-    r"我|我们|\b(?:i|i'm|i am|my|we|we're|our)\b", re.IGNORECASE
-)
 _HEDGE_RE = re.compile(
     r"待定|不确定|还需要确认|看情况|再讨论|\b(?:not sure|unclear|depends|tbd|later)\b",
     re.IGNORECASE,
 )
 _MIN_SENTENCE_CHARS = 4
-_MIN_TOPIC_CHARS = 10
 _ANSWER_TERM_SHARE = 0.3
 
 
@@ -57,10 +60,13 @@ class _Extracted:
     """Items found in one batch of new messages, oldest first."""
 
     topic: str = ""
+    goal: str = ""
     facts: list[str] = field(default_factory=list)
     todos: list[str] = field(default_factory=list)
     constraints: list[str] = field(default_factory=list)
     questions: list[str] = field(default_factory=list)
+    drafts: list[Draft] = field(default_factory=list)
+    """The rule drafts behind this batch's items, to drop the older items they supersede."""
 
 
 class ExtractiveSummarizer:
@@ -82,11 +88,12 @@ class ExtractiveSummarizer:
         before = previous or SummarySections()
         found = _Extracted(questions=list(before.open_questions))
         self._extract(found, new_messages)
+        topic = found.topic or found.goal
         sections = SummarySections(
-            current_topic=(found.topic,) if found.topic else before.current_topic,
-            confirmed_facts=self._merge(before.confirmed_facts, found.facts),
-            todo_items=self._merge(before.todo_items, found.todos),
-            user_constraints=self._merge(before.user_constraints, found.constraints),
+            current_topic=(topic,) if topic else before.current_topic,
+            confirmed_facts=self._merge(_unsuperseded(before.confirmed_facts, found.drafts), found.facts),
+            todo_items=self._merge(_unsuperseded(before.todo_items, found.drafts), found.todos),
+            user_constraints=self._merge(_unsuperseded(before.user_constraints, found.drafts), found.constraints),
             open_questions=self._merge((), found.questions),
         )
         return SummaryResult(sections=sections, summarizer="extractive", latency_ms=0.0)
@@ -95,19 +102,44 @@ class ExtractiveSummarizer:
         for message in messages:
             if message.role == "assistant":
                 _close_answered(found, message.content)
+                self._assistant(found, message.content)
+                continue
             for sentence in split_sentences(message.content):
-                self._classify(found, message.role, sentence)
+                self._user(found, sentence)
 
-    def _classify(self, found: _Extracted, role: str, sentence: str) -> None:
-        item = self._shorten(sentence)
-        if role == "user":
-            _classify_user(found, sentence, item)
-        elif _HEDGE_RE.search(sentence):
+    def _assistant(self, found: _Extracted, text: str) -> None:
+        """Confirmed conclusions only: decisions are facts, plans and actions are to-dos."""
+        for draft in extract_drafts("assistant", text, has_decision_signal(text)):
+            if draft.type in (MemoryType.ASSISTANT_PLAN, MemoryType.ASSISTANT_ACTION):
+                found.todos.append(self._shorten(draft.content))
+            else:
+                found.facts.append(self._shorten(draft.content))
+
+    def _user(self, found: _Extracted, sentence: str) -> None:
+        if _QUESTION_RE.search(sentence):
+            item = self._shorten(sentence)
+            found.questions.append(item)
+            found.topic = item
             return
-        elif _DECISION_RE.search(sentence):
-            found.facts.append(item)
-        elif _TODO_RE.search(sentence):
-            found.todos.append(item)
+        drafts = extract_drafts("user", sentence)
+        if not drafts:
+            _classify_user(found, sentence, self._shorten(_first_person_rewritten(sentence)))
+            return
+        for draft in drafts:
+            if draft.attribute == "contact":
+                continue  # a contact detail is redacted before it gets here: nothing left to note
+            item = self._shorten(draft.content)
+            _drop_superseded(found, draft)
+            found.drafts.append(draft)
+            if draft.confidence == FALLBACK_CONFIDENCE and draft.type is MemoryType.USER_FACT:
+                _classify_user(found, sentence, item, default=found.facts)
+            elif draft.type is MemoryType.USER_CONSTRAINT:
+                found.constraints.append(item)
+            elif draft.type is MemoryType.USER_GOAL:
+                found.todos.append(item)
+                found.goal = item
+            else:
+                found.facts.append(item)
 
     def _shorten(self, text: str) -> str:
         text = " ".join(text.split()).strip(_STRIP)
@@ -124,21 +156,70 @@ class ExtractiveSummarizer:
                 continue
             kept.append(item)
             keys.append(key)
-        return tuple(reversed(kept[: self.config.max_items_per_section]))
+        return tuple(reversed(_bounded(kept, self.config.max_items_per_section)))
 
 
-def _classify_user(found: _Extracted, sentence: str, item: str) -> None:
-    if _QUESTION_RE.search(sentence):
-        found.questions.append(item)
-    elif _CONSTRAINT_RE.search(sentence):
+_PROFILE_ITEM = re.compile(r"^(?:User is an? |User's name |User works at |用户是|用户叫|用户在\S+工作)")
+
+
+def _bounded(newest_first: list[str], limit: int) -> list[str]:
+    """The newest `limit` items, except that who the user is (role, name, employer) outlives the cap."""
+    if len(newest_first) <= limit:
+        return newest_first
+    profile = [i for i in newest_first if _PROFILE_ITEM.match(i)][:limit]
+    room = limit - len(profile)
+    others = [i for i in newest_first if not _PROFILE_ITEM.match(i)][:room]
+    return [i for i in newest_first if i in profile or i in others]
+
+
+def _classify_user(found: _Extracted, sentence: str, item: str, default: list[str] | None = None) -> None:
+    """Cue words for a user sentence no specific rule could read."""
+    if _CONSTRAINT_RE.search(sentence):
         found.constraints.append(item)
     elif _TODO_RE.search(sentence):
         found.todos.append(item)
-    elif _FIRST_PERSON_RE.search(sentence):
-        found.facts.append(item)
-    elif len(compact(sentence)) < _MIN_TOPIC_CHARS:
-        return  # short chit-chat ("好的谢谢") does not change the topic
-    found.topic = item
+    elif default is not None:
+        default.append(item)
+
+
+def _first_person_rewritten(sentence: str) -> str:
+    text = sentence.strip(_STRIP)
+    if re.search(r"[\u4e00-\u9fff]", text):
+        return re.sub(r"我们|我", "用户", text, count=1)
+    return third_person(text) if re.match(r"(?:i|we)\b", text, re.IGNORECASE) else text
+
+
+_NEGATION_RE = re.compile(r"\b(?:not|no longer|never|doesn't|don't|can't|hates?|quit)\b|n't\b|不|没|讨厌", re.IGNORECASE)
+
+
+def _template(content: str) -> str:
+    """The wording of a statement before its value: "User lives in ", "用户住在"."""
+    if re.match(r"[\u4e00-\u9fff]", content):
+        return content[:4]
+    return " ".join(content.split()[:3]) + " "
+
+
+def _supersedes(draft: Draft, item: str) -> bool:
+    if item == draft.content:
+        return False
+    if is_single_valued(slot_key(draft.type, draft.attribute)) and item.startswith(_template(draft.content)):
+        return True
+    topic = draft.topic or ""
+    if not topic or len(topic) < 2 or topic.lower() not in item.lower():
+        return False
+    if not re.fullmatch(r"[\u4e00-\u9fff]+", topic) and not re.search(rf"\b{re.escape(topic)}\b", item, re.IGNORECASE):
+        return False
+    return bool(_NEGATION_RE.search(item)) != draft.negated
+
+
+def _unsuperseded(items: Sequence[str], drafts: Sequence[Draft]) -> list[str]:
+    return [item for item in items if not any(_supersedes(d, item) for d in drafts)]
+
+
+def _drop_superseded(found: _Extracted, draft: Draft) -> None:
+    found.facts = _unsuperseded(found.facts, (draft,))
+    found.todos = _unsuperseded(found.todos, (draft,))
+    found.constraints = _unsuperseded(found.constraints, (draft,))
 
 
 def _close_answered(found: _Extracted, reply: str) -> None:

@@ -282,6 +282,26 @@ PARTITION BY toYYYYMM(occurred_at)
 ORDER BY (source_topic, occurred_at, event_id);
 
 -- How far into an event log the tables are complete (max seq wins). Not an analyst table.
+-- One row per forget: what was erased (counts, ids, who asked, when), never any content.
+-- keys_destroyed > 0: the owner's data key is gone, every sealed text of theirs is unreadable.
+CREATE TABLE IF NOT EXISTS erasures
+(
+    event_id         String,
+    occurred_at      DateTime64(3, 'UTC'),
+    tenant_id        LowCardinality(String),
+    user_id          String,
+    request_id       String,
+    scope            LowCardinality(String),
+    requested_by     String,
+    memories_erased  UInt32,
+    memory_ids       Array(String),
+    keys_destroyed   UInt32,
+    causation_ids    Array(String)
+)
+ENGINE = ReplacingMergeTree
+PARTITION BY toYYYYMM(occurred_at)
+ORDER BY (tenant_id, user_id, event_id);
+
 CREATE TABLE IF NOT EXISTS projection_cursor
 (
     source  String,

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from engram.schemas.memory import MemoryType, Role
 
-from . import en, zh
+from . import en_turn, zh
 from .assistant import assistant_drafts
 from .common import CJK, Draft, entities_in, keywords_of, prepare, shorten
 
@@ -34,12 +34,81 @@ def extract_drafts(role: Role, text: str, decision_signal: bool = True) -> tuple
     if role == "assistant":
         drafts = assistant_drafts(prepared)
     else:
-        leftovers: list[str] = []
-        chinese = _is_chinese(prepared)
-        drafts = (zh if chinese else en).user_drafts(prepared, leftovers)
-        if leftovers:
-            drafts.append(_fallback(leftovers, chinese))
+        drafts = _user_drafts(prepared)
     return tuple(_with_keywords(d) for d in drafts)
+
+
+def _user_drafts(text: str) -> list[Draft]:
+    """Each run of the turn read by the rules of its own language (code-switching)."""
+    drafts: list[Draft] = []
+    carried = False
+    for run, chinese in script_runs(text):
+        leftovers: list[str] = []
+        if chinese:
+            drafts.extend(zh.user_drafts(run, leftovers, carried))
+        else:
+            drafts.extend(en_turn.user_drafts(run, leftovers))
+        drafts.extend(_fallback(leftover, chinese) for leftover in leftovers)
+        carried = carried or bool(_SELF_MARK.search(run))
+    return [d for d in drafts if not _CREDENTIAL.search(d.content) and not _HANDLE.search(d.content)]
+
+
+_CREDENTIAL = re.compile(
+    r"密码|口令|密钥|秘钥|令牌|验证码|(?<![a-z])(?:password|passwd|passcode|pwd|pin code|api key|api token|"
+    r"access token|secret key|private key|recovery code)s?(?![a-z])",
+    re.IGNORECASE,
+)
+"""A careful note-taker never writes a credential down, however it is phrased
+("my password for the staging server is …"); the guard's redaction is the second line."""
+_HANDLE = re.compile(
+    r"(?:微信号|微信|QQ号|QQ|用户名|账号|账户)(?:是|为|:)|(?<![a-z])(?:wechat|whatsapp|telegram|skype|signal|discord|"
+    r"instagram|twitter|username|user name|handle)(?:\s+(?:id|handle|number|name|account))?\s+(?:is|are|:)",
+    re.IGNORECASE,
+)
+"""Account handles: no detector redacts them, so they are left out like the numbers the guard masks."""
+
+
+_SELF_MARK = re.compile(r"我|\b(?:I|I'm|my|we)\b", re.IGNORECASE)
+_PIECE = re.compile(r".+?(?:[，；。！？!?;\n]+|(?<!\d),|,(?!\d)|\.(?=\s)|$)\s*", re.DOTALL)
+"""Pieces end at clause punctuation (full-width commas are ASCII after NFKC), never inside "1,200"."""
+_EN_OPENING = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|if|as|can|could|please|imagine)\b", re.IGNORECASE)
+_ZH_PRONOUN_ONLY = re.compile(r"^[我们的\s]+$")
+
+
+def script_runs(text: str) -> list[tuple[str, bool]]:
+    """The turn cut into runs of one language each: `(text, is_chinese)`, in order.
+
+    A clause is Chinese when it has Chinese characters and either opens with
+    one or has few Latin letters ("我是一名 data scientist"), unless it opens
+    with an English subject ("I'm from 北京") or its only Chinese is a pronoun
+    ("我 moved to Seattle", read as English with 我 as "I").
+    """
+    runs: list[tuple[str, bool]] = []
+    for piece in _PIECE.findall(text):
+        chinese = _is_chinese(piece)
+        if not chinese and CJK.search(piece):
+            piece = _english_pronouns(piece)
+        if runs and runs[-1][1] == chinese:
+            runs[-1] = (runs[-1][0] + piece, chinese)
+        else:
+            runs.append((piece, chinese))
+    return [(run.strip(), chinese) for run, chinese in runs if run.strip()]
+
+
+def _is_chinese(piece: str) -> bool:
+    cjk = CJK.findall(piece)
+    if not cjk:
+        return False
+    stripped = piece.strip()
+    if _EN_OPENING.match(stripped):
+        return False
+    if _ZH_PRONOUN_ONLY.match("".join(cjk)) and len(_LATIN_LETTERS.findall(piece)) >= 4:
+        return False
+    return CJK.match(stripped) is not None or len(_LATIN_LETTERS.findall(piece)) <= 2 * len(cjk)
+
+
+def _english_pronouns(piece: str) -> str:
+    return re.sub(r"我们\s*", "we ", re.sub(r"我的\s*", "my ", re.sub(r"我\s*", "I ", piece)))
 
 
 def _with_keywords(d: Draft) -> Draft:
@@ -47,13 +116,6 @@ def _with_keywords(d: Draft) -> Draft:
     return Draft(d.type, d.content, d.confidence, d.attribute, d.topic, d.negated, d.entities, keywords)
 
 
-def _is_chinese(text: str) -> bool:
-    """Chinese rules unless the text is English with a few Chinese characters in it."""
-    if CJK.search(text) is None:
-        return False
-    return len(_LATIN_LETTERS.findall(text)) <= 2 * len(CJK.findall(text))
-
-
-def _fallback(leftovers: list[str], chinese: bool) -> Draft:
-    content = shorten(("，" if chinese else " ").join(leftovers), MAX_FALLBACK_CHARS)
+def _fallback(leftover: str, chinese: bool) -> Draft:
+    content = shorten(leftover, MAX_FALLBACK_CHARS)
     return Draft(MemoryType.USER_FACT, content, FALLBACK_CONFIDENCE, None, None, False, entities_in(content, prose=True))

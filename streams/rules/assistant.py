@@ -18,15 +18,18 @@ _ZH_CLAUSE_SPLIT = re.compile(r"[,;，；]+")
 _EN_CLAUSE_SPLIT = re.compile(r"\s*;\s*|,\s+(?=(?:and\s+)?(?:we|i|the|our|your)\b)", _I)
 
 _ZH_KINDS: tuple[tuple[T, re.Pattern[str]], ...] = (
-    (T.ASSISTANT_DECISION, re.compile(r"已确认|确认|确定|决定|敲定|最终|就按|采用|选用|改用|定为")),
+    (T.ASSISTANT_DECISION, re.compile(
+        r"已确认|(?<!不)确认|(?<!不)确定|(?<!没)决定|敲定|最终|就按|采用|选用|改用|定为|(?:我们|咱们)(?:就|先|会|将)?(?:用|使用|选|选择)|[端层库]用"
+        r"|(?i:confirmed|agreed|decided)")),
     (T.ASSISTANT_CONSTRAINT, re.compile(r"预算|不超过|以内|以下|上限|最多|至少|不得|禁止|务必|必须|不能|控制在|截止")),
     (T.ASSISTANT_ACTION, re.compile(r"(?:我|我们)(?:会|将|稍后|下次|明天|马上|随后)|下次(?:提供|发送|给)|稍后")),
-    (T.ASSISTANT_PLAN, re.compile(r"计划|阶段|开始执行|开始实施|启动|第[一二三四五六七八九十\d]+步|下一步|接下来|路线图|里程碑|排期")),
+    (T.ASSISTANT_PLAN, re.compile(r"计划|阶段|开始执行|开始实施|启动|第[一二三四五六七八九十\d]+(?:步|周|天|个月|阶段)|下一步|接下来|路线图|里程碑|排期")),
 )
 _EN_KINDS: tuple[tuple[T, re.Pattern[str]], ...] = (
     (T.ASSISTANT_DECISION, re.compile(
         r"\b(?:we(?:'ll| will| are|'re)? go(?:ing)? with|let's go with|let's use|we'll use|we will use|"
-        r"decided (?:to|on)|the decision is|final decision|confirmed|settled on|agreed (?:to|on)|adopt)\b", _I)),
+        r"decided (?:to|on)|the decision is|final decision|confirmed|settled on|agreed (?:to|on)|adopt)\b"
+        r"|\b(?:decided|decision|agreed)\s*:", _I)),
     (T.ASSISTANT_CONSTRAINT, re.compile(
         r"\b(?:budget|must|must not|no more than|at most|at least|limit(?:ed)?|deadline|cap(?:ped)?|"
         r"under \$|within)\b", _I)),
@@ -38,11 +41,23 @@ _EN_KINDS: tuple[tuple[T, re.Pattern[str]], ...] = (
 _ZH_REASONING = re.compile(r"优点|缺点|相比|比较而言|因为|由于|分析|举例|比如|例如|一方面|另一方面")
 _EN_REASONING = re.compile(r"\b(?:because|since|compared|advantages?|disadvantages?|pros|cons|for example|e\.g\.)\b", _I)
 _ZH_HEDGE_LEAD = re.compile(
-    r"^(?:(?:所以|因此|综上|总之|另外|最后|那么|好的|好|嗯|已确认|确认)[,，:：]?)*(?:我们|咱们)?"
+    r"^(?:(?:所以|因此|综上|总之|另外|最后|那么|好的|好|嗯|没问题|已确认|最终确定|最终|确定|确认|(?i:ok|okay|confirmed|agreed|decided))"
+    r"\s*[,，:：]?\s*)*"
+    r"(?:我们|咱们)?"
     r"(?:(?:我这边|我们这边|我|我们)?(?:建议|推荐)(?:你|您)?)?(?:直接|还是)?"
 )
 _ZH_HEDGE = re.compile(r"尽量|大概|最好|会更合理|更合理|比较合适|更合适|比较稳妥|为宜|会比较好|比较好|一下")
-_EN_LEAD = re.compile(r"^(?:(?:ok(?:ay)?|great|sure|so|alright|then|also|and|perfect|confirmed)\b[,:!.]?\s*)+", _I)
+_ZH_SELF_WILL = re.compile(r"(?:我们|我)(?:会|将)")
+_ZH_POINTER = re.compile(r"^(?:我们)?(?:就|那就)?按(?:这个|这|那个|上面的?|刚才的?)(?:计划|方案|安排)?(?:来)?(?:执行|来|办|走|做)?$")
+"""A confirmation that only points back ("就按这个计划执行"): its referent is kept from its own clause."""
+_EN_LEAD = re.compile(
+    r"^(?:(?:ok(?:ay)?|great|sure|so|alright|then|also|and|perfect|confirmed|decided|agreed|done|settled|"
+    r"understood|(?:final\s+)?decision)\b[,:!.]?\s*)+", _I)
+_EN_CONFIRMED_LEAD = re.compile(r"^(?:ok(?:ay)?[,!.]?\s+)?(?:agreed|confirmed|decided|deal|settled|done)\b", _I)
+_EN_WILL = re.compile(r"\b(?:we'll|we will|let's|i'll|i will)\b", _I)
+_EN_WE = re.compile(
+    r"^(?:we|let's|let us)(?:'ll|\s+will|\s+are going to|'re going to|\s+shall)?\s+(?=(?:go with|use|adopt|build|"
+    r"keep|start|switch|move|write|deploy|migrate|run|do|stick with|pick|choose|split|ship)\b)", _I)
 
 
 def assistant_drafts(text: str) -> list[Draft]:
@@ -55,8 +70,9 @@ def assistant_drafts(text: str) -> list[Draft]:
         if zh:
             sentence = squeeze_cjk(sentence)
         split = _ZH_CLAUSE_SPLIT if zh else _EN_CLAUSE_SPLIT
+        confirmed = not zh and _EN_CONFIRMED_LEAD.match(sentence) is not None
         for clause in split.split(sentence.rstrip("。.!")):
-            draft = _zh_clause(clause) if zh else _en_clause(clause)
+            draft = _zh_clause(clause) if zh else _en_clause(clause, confirmed)
             if draft is not None:
                 out.append(draft)
     return out
@@ -74,7 +90,8 @@ def _zh_clause(clause: str) -> Draft | None:
     if kind is None or (kind is not T.ASSISTANT_DECISION and _ZH_REASONING.search(clause)):
         return None
     content = clean(_ZH_HEDGE.sub("", _ZH_HEDGE_LEAD.sub("", clause.strip())))
-    if len(content) < 4:
+    content = _ZH_SELF_WILL.sub("", content)
+    if len(content) < 4 or _ZH_POINTER.match(content):
         return None
     return Draft(kind, content, 0.75, None, _zh_topic(content), False, entities_in(content))
 
@@ -87,11 +104,15 @@ def _zh_topic(content: str) -> str | None:
     return None
 
 
-def _en_clause(clause: str) -> Draft | None:
+def _en_clause(clause: str, confirmed: bool = False) -> Draft | None:
     kind = _kind(clause, _EN_KINDS)
+    if kind is None and confirmed and _EN_WILL.search(clause):
+        kind = T.ASSISTANT_DECISION  # "Agreed, we'll ship on the first Monday": the commitment is the decision
     if kind is None or (kind is not T.ASSISTANT_DECISION and _EN_REASONING.search(clause)):
         return None
     content = clean(_EN_LEAD.sub("", clause.strip()))
+    if kind is T.ASSISTANT_DECISION:
+        content = _EN_WE.sub("", content)
     if len(content.split()) < 3:
         return None
     head = content.split(" ", 1)[0]

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, first_draft, entities_in, sentences, squeeze_cjk, topic_of, zh_object
+from .mood import is_hypothetical, is_momentary, is_sarcastic
 
 _LEAD = re.compile(
     r"^(?:(?:其实|另外|还有|而且|并且|但是|但|不过|可是|然而|所以|因此|然后|对了|嗯+|哦|噢|啊|唉|"
@@ -23,18 +24,32 @@ _LEAD = re.compile(
 )
 _SELF = re.compile(r"^(?:我们|我|本人|俺)")
 _TIME_SELF = re.compile(r"^(?P<t>最近|现在|目前|今年|明年|去年|昨天|今天|明天|上周|下周|周末|平时)(?:我们|我)")
-_OTHER_SUBJECT = re.compile(r"^(?:你们|你|您|他们|她们|它们|他|她|它|这个|那个|这|那|大家|别人|有人)")
+_OTHER_SUBJECT = re.compile(r"^(?:你们|你|您|他们|她们|它们|他|她|它|这个|那个|这|那|大家|别人|有人|[A-Za-z]+\s*(?:说|觉得|认为))")
+_RELATIVE = re.compile(
+    r"^(?:的)?(?P<rel>老婆|老公|妻子|丈夫|爱人|女朋友|男朋友|对象|爸爸|妈妈|爸|妈|父亲|母亲|父母|哥哥|哥|姐姐|姐|弟弟|弟|"
+    r"妹妹|妹|儿子|女儿|孩子|宝宝|爷爷|奶奶|外公|外婆)(?P<rest>.*)$"
+)
+_SOMEONE = re.compile(r"^(?:的)?(?:朋友|同事|老板|领导|上司|室友|邻居|同学|老师|客户|导师|经理)")
+_STATIVE = re.compile(r"^(?:是|在|住|有|喜欢|也是|今年|已经|刚|叫|对)")
+_TOPIC_LEAD = re.compile(r"^(?:关于|至于)?(?P<t>[^,，。我]{1,6})(?:方面|这块|这方面|上面)(?=我)")
+_FOLLOW_UP = re.compile(r"打给我|联系我|发这里|发到这|发给我|找我|打这个|加我")
+_CONTINUES = re.compile(
+    r"^(?:主要|平时|一般|经常|通常|也|还|都|一直|正在|在做|在学|会|能|可以|每天|每周|打算|准备|想|喜欢|负责|用|做|写|学|只)"
+)
+"""A subject-less clause that opens with an adverb or a verb continues the user as subject
+("我是前端工程师，主要用React"); one that opens with a noun has a subject of its own ("面试经常问")."""
+_JOB_CHANGE = re.compile(r"跳槽|离职|换工作|换了工作|入职|跳到|去了")
 _CLAUSE_SPLIT = re.compile(r"[,;，；：]+|(?<!\d):(?!\d)|(?=但是|不过|可是)")
 _QUESTION = re.compile(
     r"(?:吗|么|呢|不)$|什么|怎么|如何|为什么|为啥|哪里|哪儿|哪个|哪些|多少|是否|能不能|可不可以|是不是|有没有|要不要"
 )
-_ADV = r"(?:现在|目前|最近|已经|也|还|都|一直|正在|今年|平时|其实|真的|本来|原来|从小|一向|向来)*"
+_ADV = r"(?:现在|目前|最近|已经|也|还|都|一直|正在|今年|去年|前年|上个月|上周|刚刚|刚|平时|其实|真的|本来|原来|从小|一向|向来|就)*"
 _NOT_FACT = re.compile(
     r"^(?:想问|想知道|想请教|想了解|不知道|不懂|不明白|不清楚|觉得|认为|感觉|猜|看看|试试|问一下|问问|说|刚才|刚刚说)"
     r"|帮我|给我|告诉我|请|麻烦|我$"
 )
 
-Builder = Callable[[re.Match[str]], Draft | None]
+Builder = Callable[[re.Match[str]], "Draft | tuple[Draft, ...] | None"]
 
 
 def _v(m: re.Match[str], group: str = "v") -> str:
@@ -74,6 +89,83 @@ def _workplace(m: re.Match[str]) -> Draft | None:
     if _ORG.search(place):
         return Draft(T.USER_PROFILE, f"用户在{place}工作", 0.85, "company", None, False, (place,))
     return Draft(T.USER_FACT, f"用户在{place}工作", 0.8, "location", None, False, (place,))
+
+
+def _diet(m: re.Match[str]) -> Draft:
+    return Draft(T.USER_CONSTRAINT, "用户吃素", 0.85, "diet", "diet", False, ())
+
+
+def _shift(m: re.Match[str]) -> Draft:
+    return Draft(T.USER_FACT, f"用户上{m.group('v')}", 0.85, "schedule", "shift", False, ())
+
+
+def _new_role(m: re.Match[str]) -> Draft | None:
+    job = _v(m)
+    if len(job) < 2:
+        return None
+    return Draft(T.USER_PROFILE, f"用户{'是' if re.search(_JOB + '$', job) else '做'}{job}", 0.85, "occupation",
+                 topic_of(job), False, entities_in(job))
+
+
+def _role_at(m: re.Match[str]) -> tuple[Draft, ...] | None:
+    place, job = zh_object(m.group("p")), _v(m)
+    if not job:
+        return None
+    role = Draft(T.USER_PROFILE, f"用户是{job}", 0.9, "occupation", topic_of(job), False, entities_in(job))
+    if _ORG.search(place) and not place.startswith(("一家", "一个", "家")):
+        return (Draft(T.USER_PROFILE, f"用户在{place}工作", 0.85, "company", None, False, (place,)), role)
+    return (role,)
+
+
+def _language(m: re.Match[str]) -> Draft | None:
+    lang = _v(m)
+    return Draft(T.USER_PROFILE, f"用户的母语是{lang}", 0.85, "language", topic_of(lang), False, (lang,)) if lang else None
+
+
+def _settled(m: re.Match[str]) -> Draft | None:
+    place = _v(m)
+    return Draft(T.USER_FACT, f"用户住在{place}", 0.85, "location", None, False, (place,)) if place else None
+
+
+def _grew_up(m: re.Match[str]) -> Draft | None:
+    place = _v(m)
+    return Draft(T.USER_FACT, f"用户来自{place}", 0.8, "hometown", None, False, (place,)) if place else None
+
+
+_NOT_PLACE = tuple("学做看写想用忙准备上读开考找吃玩家这那听打等")
+
+
+def _here(m: re.Match[str]) -> Draft | None:
+    place = _v(m)
+    if not place or place.startswith(_NOT_PLACE) or place.endswith(("里", "上", "中", "呢")):
+        return None
+    return Draft(T.USER_FACT, f"用户在{place}", 0.75, "location", None, False, (place,))
+
+
+def _switched(m: re.Match[str]) -> Draft | None:
+    obj = _v(m)
+    if not obj:
+        return None
+    return Draft(T.USER_PREFERENCE, f"用户现在{m.group('verb')}{obj}", 0.85, None, topic_of(obj), False, entities_in(obj))
+
+
+def _used_to(m: re.Match[str]) -> Draft | None:
+    """A liking said to be in the past ("以前很喜欢Java") is no longer current."""
+    obj = _v(m)
+    if not obj:
+        return None
+    return Draft(T.USER_PREFERENCE, f"用户{m.group('when')}{m.group('verb')}{obj}", 0.8, None, topic_of(obj), True,
+                 entities_in(obj))
+
+
+def _as_role(m: re.Match[str]) -> Draft | None:
+    """"作为一个新手妈妈，…": the user's role or identity, said in passing."""
+    who = _v(m)
+    if not who:
+        return None
+    if re.search(_JOB + "$", who):
+        return Draft(T.USER_PROFILE, f"用户是{who}", 0.85, "occupation", topic_of(who), False, entities_in(who))
+    return Draft(T.USER_FACT, f"用户是{who}", 0.7, None, topic_of(who), False, entities_in(who))
 
 
 def _location(m: re.Match[str]) -> Draft | None:
@@ -140,17 +232,20 @@ def _main_goal(m: re.Match[str]) -> Draft | None:
 
 def _standing_wish(m: re.Match[str]) -> Draft | None:
     what = _v(m, "what")
-    if len(what) < 2 or what.startswith("我"):
+    if len(what) < 2 or what.startswith("我") or _FOLLOW_UP.search(what):
         return None
     negated = what.startswith(("不要", "别", "不用", "不必", "不再", "不许"))
     core = re.sub(r"^(?:不要|别|不用|不必|不再|不许)再?", "", what) if negated else what
     content = f"用户希望{m.group('when')}{what}"
+    language = re.search(r"用(?P<l>中文|英文|英语|普通话|粤语|日语|韩语)", what)
+    if language:
+        return Draft(T.USER_PREFERENCE, content, 0.8, "language", language.group("l"), negated, ())
     return Draft(T.USER_PREFERENCE, content, 0.8, None, topic_of(core), negated, entities_in(core))
 
 
 def _availability(m: re.Match[str]) -> Draft:
-    said = m.group(0)
-    return Draft(T.USER_CONSTRAINT, f"用户{said}", 0.85, None, "时间", False, ())
+    said = zh_object(m.group(0))
+    return Draft(T.USER_CONSTRAINT, f"用户{said}", 0.85, "availability", "时间", False, ())
 
 
 def _budget(m: re.Match[str]) -> Draft | None:
@@ -198,7 +293,9 @@ _JOB = (
     r"(?:工程师|开发者|开发|程序员|码农|架构师|老师|教师|教授|医生|护士|律师|会计|设计师|经理|运营|销售|大学生|"
     r"研究生|博士生|博士|硕士生|本科生|高中生|初中生|学生|分析师|科学家|研究员|作家|记者|编辑|厨师|司机|公务员|"
     r"创业者|自由职业者|工人|测试|运维|前端|后端|全栈|主播|画家|演员|歌手|摄影师|翻译|顾问|工作者|专员|主管|总监|"
-    r"老板|产品|策划|CEO|CTO|PM|HR|DBA|UI|UX)"
+    r"老板|产品|策划|财务|人事|行政|客服|文员|出纳|审计|法务|采购|保安|护工|导游|空乘|警察|消防员|军人|农民|店主|"
+    r"会计师|快递员|外卖员|CEO|CTO|PM|HR|DBA|UI|UX|SWE|SRE"
+    r"|(?i:[a-z+#.\- ]*(?:engineer|developer|scientist|designer|manager|analyst|programmer|architect|consultant)))"
 )
 _NUM = r"(?:\d{1,3}|[一二三四五六七八九十两]{1,3})"
 _TIME = r"(?:\d{1,2}点|[早晚]上|上午|下午|中午|凌晨|周末|工作日|周[一二三四五六日天]|星期[一二三四五六日天]|每天|白天|夜里)"
@@ -212,7 +309,17 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(r"^是(?:一个|一名|个)?(?P<v>男生|女生|男的|女的|男性|女性|男人|女人|男孩|女孩)$"), _gender),
     (re.compile(rf"^{_ADV}(?:是|做|当|从事)(?:一名|一个|一位|个|名|位)?(?P<v>[^,，。]{{0,16}}?{_JOB})(?:的)?(?:工作)?$"), _occupation),
     (re.compile(r"^(?:的)?(?:职业|工作|本职)是(?P<v>.{1,16})$"), _occupation),
+    (re.compile(r"^(?:是)?(?:一名|一个|个)?(?:素食者|素食主义者|吃素的)$|^(?:只)?吃素$"), _diet),
+    (re.compile(rf"^{_ADV}(?:改|换|转而)(?:成|为)?(?P<verb>喝|吃|用|玩|看|学|听|骑|坐)(?P<v>[^,，。]{{1,16}})$"), _switched),
+    (re.compile(rf"^{_ADV}(?P<when>以前|原来|之前|曾经|过去)(?:很|非常|特别|挺|比较)*(?P<verb>喜欢|爱|热爱|偏好)(?P<v>[^,，。]{{1,24}})$"), _used_to),
+    (re.compile(rf"^{_ADV}(?:上|值|倒|轮|做)?(?P<v>夜班|白班|早班|晚班|中班|倒班|轮班)"), _shift),
+    (re.compile(rf"^{_ADV}(?:转做|转行做|转行当|改行当|改行做|改做|转岗做|转岗到|转行成|转型做)(?:了)?(?P<v>[^,，。]{{2,16}})$"), _new_role),
+    (re.compile(rf"^{_ADV}在(?P<p>[^,，。]{{1,12}}?)(?:做|当|担任)(?:一名|一个|个|名)?(?P<v>[^,，。]{{0,12}}?{_JOB})(?:的)?(?:工作)?$"), _role_at),
     (re.compile(rf"^{_ADV}在(?P<v>[^,，。]{{1,16}}?)(?:工作|上班|任职|实习)$"), _workplace),
+    (re.compile(rf"^{_ADV}在(?P<v>[^,，。]{{1,10}}?)(?:定居|生活|住|安家)(?:了)?$"), _settled),
+    (re.compile(rf"^{_ADV}在(?P<v>[^,，。]{{1,10}}?)(?:长大|出生)(?:的)?$"), _grew_up),
+    (re.compile(r"^(?:的)?(?:母语|第一语言)(?:是)(?P<v>[^,，。]{1,8})$"), _language),
+    (re.compile(r"^(?:作为|身为)(?:一个|一名|一位|个)?(?P<v>[^,，。]{2,12})$"), _as_role),
     (re.compile(rf"^{_ADV}(?:住在|居住在|生活在|定居在|定居|住|搬到了|搬到|搬去了|搬去)(?P<v>[^,，。]{{1,16}})$"), _location),
     (re.compile(r"^(?:来自|是)(?P<v>[^,，。个一]{1,8})人$"), _hometown),
     (re.compile(r"^(?:的)?(?:老家|家乡)(?:在|是)(?P<v>[^,，。]{1,12})$"), _hometown),
@@ -225,12 +332,13 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(rf"^{_ADV}(?:很|非常|特别|比较|最|挺|超级|超|更)*(?P<verb>喜欢|热爱|偏好|偏爱|喜爱|爱吃|爱喝|爱玩|爱看|爱|迷上了|擅长|习惯)(?P<v>[^,，。]{{1,24}})$"), _like),
     (re.compile(r"^(?:的)?(?:目前的|现在的|长期|最大的)?(?:目标|梦想|理想)(?:是|就是)(?P<v>.{2,30})$"), _main_goal),
     (re.compile(r"^(?:(?:也|还|真的)?(?:希望|想要|想让|要|需要|请))?你?(?:们)?(?P<when>以后|今后|之后|往后|每次|始终|一直|永远)(?P<what>.{2,30})$"), _standing_wish),
-    (re.compile(rf"^[^,，。]{{0,12}}?{_TIME}[^,，。]{{0,12}}?(?:有时间|有空|没时间|没空|才有空|才能|才行)[^,，。]{{0,12}}$"), _availability),
+    (re.compile(rf"^[^,，。]{{0,12}}?{_TIME}[^,，。]{{0,12}}?(?:有时间|有空|没时间|没空|才有空|才能|才行|能学习|可以学习|能学)[^,，。]{{0,12}}$"), _availability),
     (re.compile(r"预算(?P<how>是|为|在|有|只有|控制在|不超过|大概|大约|最多)(?P<v>[^,，。]{1,20})$"), _budget),
     (re.compile(r"预算(?P<how>)(?P<v>\d[^,，。]{0,19})$"), _budget),
-    (re.compile(rf"^(?P<adv>{_ADV})(?P<verb>准备|打算|计划|想要|希望|决定|正在准备|在准备|正在学|在学|想学|想去|想转|想换|立志)(?P<v>[^,，。]{{2,30}})$"), _goal),
+    (re.compile(rf"^(?P<adv>{_ADV})(?P<verb>准备|打算|计划|想要|希望|决定|正在准备|在准备|正在学|在学|想学|想去|想转|想换|立志|想先|想再|想多|想把|需要|还要|要先)(?P<v>[^,，。]{{2,30}})$"), _goal),
     (re.compile(rf"^{_ADV}(?P<verb>只能|只会|只用|只想|必须|一定要|不能|不可以|不想|不允许|没法|无法)(?P<v>[^,，。]{{2,24}})$"), _must),
     (re.compile(r"^的(?P<k>[^,，。是]{1,8}?)(?P<is>是|叫|为)(?P<v>[^,，。]{1,30})$"), _my_thing),
+    (re.compile(rf"^{_ADV}在(?P<v>[\u4e00-\u9fff]{{2,5}})$"), _here),
     (re.compile(rf"^{_ADV}(?:有|养了|养着|养)(?:一|两|三|四|五|六|几|\d+)(?:个|只|条|位|辆|套|台|名|家|本)(?P<v>[^,，。]{{1,16}})$"), _has),
     (re.compile(r"^(?:每天|每周|经常|通常|平时|一般|总是|周末)[^,，。]{2,24}$"), _habit),
 )
@@ -240,35 +348,79 @@ def _clauses(sentence: str) -> list[str]:
     return [c for c in _CLAUSE_SPLIT.split(sentence.rstrip("。.!?")) if c]
 
 
-def _match(body: str) -> Draft | None:
-    return first_draft(_RULES, body)
+def _match(body: str) -> tuple[Draft, ...]:
+    for pattern, build in _RULES:
+        m = pattern.search(body)
+        if m is not None:
+            built = build(m)
+            if built is not None:
+                return built if isinstance(built, tuple) else (built,)
+    return ()
 
 
-def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
-    """Drafts from a Chinese user turn; unmatched informative clauses go to `leftovers`."""
+def user_drafts(text: str, leftovers: list[str], carried: bool = False) -> list[Draft]:
+    """Drafts from a Chinese user turn; unmatched informative clauses go to `leftovers`.
+
+    Sentences that are hypothetical or sarcastic state nothing; in a question
+    only the clauses before the question part are statements ("我在广州，周末
+    有什么好玩的？" -> "我在广州"). A job change anywhere in the turn ("跳槽",
+    "离职") makes a bare "现在在X" the new employer.
+    """
     out: list[Draft] = []
-    explicit_self = False
+    explicit_self = carried
+    job_change = bool(_JOB_CHANGE.search(text))
     for sentence, is_question in sentences(squeeze_cjk(text)):
-        if is_question:
+        if is_hypothetical(sentence) or is_sarcastic(sentence):
             continue
-        for clause in _clauses(sentence):
-            explicit_self = _clause(clause, explicit_self, out, leftovers)
+        clauses = _clauses(sentence)
+        if is_question or _QUESTION.search(clauses[-1] if clauses else ""):
+            clauses = clauses[:-1]
+        momentary = is_momentary(sentence)
+        for clause in clauses:
+            explicit_self = _clause(clause, explicit_self, out, leftovers, momentary, job_change)
     return out
 
 
-def _clause(clause: str, carried: bool, out: list[Draft], leftovers: list[str]) -> bool:
+def _clause(clause: str, carried: bool, out: list[Draft], leftovers: list[str], momentary: bool,
+            job_change: bool) -> bool:
     """Handle one clause; returns whether the user is (still) the explicit subject."""
     body = _LEAD.sub("", clause)
+    topic = _TOPIC_LEAD.match(body)
+    if topic is not None:
+        body = body[topic.end():]
     subject = _SELF.match(body) or _TIME_SELF.match(body)
     if subject is not None:
         body = (subject.groupdict().get("t") or "") + body[subject.end():]
+        relative = _RELATIVE.match(body)
+        if relative is not None:
+            _relative(relative, out)
+            return False
+        if _SOMEONE.match(body):
+            return False
     elif _OTHER_SUBJECT.match(body) and not body.startswith(("你以后", "你们以后", "你今后")):
         return False
-    if not body or _QUESTION.search(body):
+    if not body or _QUESTION.search(body) or _FOLLOW_UP.search(body):
         return subject is not None or carried
-    draft = _match(body)
-    if draft is not None:
-        out.append(draft)
-    elif (subject is not None or carried) and len(body) >= 4 and not _NOT_FACT.search(body):
-        leftovers.append(("用户" if subject is not None else "") + body)
+    drafts = _match(body) or _employer(body, job_change)
+    if momentary:
+        drafts = tuple(d for d in drafts if d.type is not T.USER_GOAL)
+    out.extend(drafts)
+    if not drafts and (subject is not None or (carried and _CONTINUES.match(body))) and not momentary \
+            and len(body) >= 4 and not _NOT_FACT.search(body):
+        leftovers.append("用户" + body)
     return subject is not None or carried
+
+
+def _employer(body: str, job_change: bool) -> tuple[Draft, ...]:
+    m = re.match(rf"^{_ADV}(?:在|去了|到了|跳到|加入了|加入)(?P<v>[^,，。]{{1,12}})$", body) if job_change else None
+    if m is None:
+        return ()
+    place = zh_object(m.group("v"))
+    return (Draft(T.USER_PROFILE, f"用户在{place}工作", 0.8, "company", None, False, (place,)),) if place else ()
+
+
+def _relative(m: re.Match[str], out: list[Draft]) -> None:
+    rest = zh_object(m.group("rest"))
+    if rest and _STATIVE.match(rest):
+        content = f"用户的{m.group('rel')}{rest}"
+        out.append(Draft(T.USER_FACT, content, 0.7, "family", None, False, entities_in(content)))

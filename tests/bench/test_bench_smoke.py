@@ -69,9 +69,14 @@ def test_ingest_run_measures_a_complete_ingest() -> None:
 def test_ingest_command_prints_runs_and_a_summary() -> None:
     done = _run("-m", "bench.ingest_throughput", "--turns", "300", "--repeat", "1")
     records = _json_lines(done.stdout)
-    assert [r["kind"] for r in records] == ["ingest_run", "ingest_summary"]
+    assert [(r["kind"], r.get("encryption")) for r in records] == [
+        ("ingest_run", "on"), ("ingest_run", "off"), ("ingest_summary", None)]
     summary = records[-1]
     assert summary["turns"] == 300 and summary["median_turns_per_s"] > 0 and summary["complete"]
+    overhead = summary["encryption_overhead"]
+    assert overhead["ingest_turns_per_s_on"] > 0 and overhead["ingest_turns_per_s_off"] > 0
+    assert overhead["data_keys"] == summary["users"] and overhead["keys_db_bytes"] > 0
+    assert "encryption: ingest" in done.stdout
     assert summary["machine"]["cores"] >= 1 and summary["machine"]["memory_gib"] > 0
     assert "turns/s" in done.stdout and "median" in done.stdout
 

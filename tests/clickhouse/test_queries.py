@@ -12,7 +12,7 @@ from engram.projections.clickhouse_queries import QueryResult, bind, resolve_que
 from .seed import expected_growth, percentile, seed_changes, seed_recalls
 
 SPEC_QUESTIONS = {"recall_latency_p95_by_agent", "average_relevance", "enabled_not_injected_share",
-                  "bad_feedback_reasons", "memory_growth_by_type", "memory_lineage"}
+                  "bad_feedback_reasons", "memory_growth_by_type", "memory_lineage", "erasures"}
 
 
 def run(projector: ClickHouseProjector, name: str, **params: str) -> QueryResult:

@@ -148,3 +148,25 @@ def test_forget_pin_and_correct() -> None:
     assert [c.change for c in forgotten] == ["deleted"] and len(state.memories) == 1
     state, everything = PROC.process(state, _command(ForgetRequested, 4, everything=True), CTX)
     assert len(everything) == 1 and state.memories == {}
+
+
+def test_opposite_stances_on_overlapping_topics_are_linked_as_a_conflict() -> None:
+    state, changes = _run([
+        _proposal(1, "用户喜欢看中文电影", topic="看中文电影"),
+        _proposal(2, "用户不喜欢看电影", topic="看电影", negated=True),
+    ])
+    assert [c.relation for c in changes] == ["new", "conflict", "conflict"]
+    old, new = sorted(state.memories.values(), key=lambda r: r.created_at)
+    assert old.conflict_with == (new.memory_id,) and new.conflict_with == (old.memory_id,)
+    assert old.status == new.status == "active"
+
+
+def test_the_same_value_said_again_in_a_single_valued_slot_reinforces() -> None:
+    state, changes = _run([
+        _proposal(1, "User is vegetarian", MemoryType.USER_CONSTRAINT, attribute="diet", topic="diet"),
+        _proposal(2, "User is vegetarian", MemoryType.USER_CONSTRAINT, attribute="diet", topic="diet"),
+        _proposal(3, "User is vegan", MemoryType.USER_CONSTRAINT, attribute="diet", topic="diet"),
+    ])
+    assert [c.change for c in changes] == ["created", "reinforced", "replaced", "created"]
+    (record,) = state.memories.values()
+    assert record.content == "User is vegan"

@@ -45,7 +45,7 @@ def test_assistant_passes_on_confirmation_or_length() -> None:
 
 
 def test_thresholds_come_from_config() -> None:
-    strict = FilterConfig(min_user_chars=10, user_pass_length=100)
+    strict = FilterConfig(min_user_chars=12, user_pass_length=100)
     assert filter_turn("user", "我喜欢Java", strict) == "too_short"
     assert filter_turn("user", "what is rust used for", strict) == "no_signal"
 
@@ -64,3 +64,9 @@ def test_chit_chat_detection_needs_only_pleasantries() -> None:
     assert is_chit_chat("ok thanks!!")
     assert not is_chit_chat("好的，我喜欢Java")
     assert not is_chit_chat("thanks, I live in Berlin")
+
+
+def test_a_short_chinese_statement_passes_the_basic_filter() -> None:
+    # four characters say as much as "I like cats": each Chinese character counts twice
+    assert filter_turn("user", "我喜欢猫") is None
+    assert filter_turn("user", "abcd") == "too_short"

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 
 from engram.core.config import GuardConfig
 from engram.schemas.memory import Candidate, MemoryType
@@ -27,7 +28,7 @@ def test_type_outside_the_whitelist_is_rejected_with_a_reason() -> None:
     assert result.accepted == () and result.rejected == 1
     (audit,) = result.audits
     assert audit.rule == "whitelist.type" and audit.action == "rejected"
-    assert "custom" in audit.detail and audit.original_sha256 == hashlib.sha256(b"whatever").hexdigest()
+    assert "custom" in audit.detail and audit.original_sha256 == ""
 
 
 def test_something_that_is_not_a_candidate_is_rejected_not_raised() -> None:
@@ -50,7 +51,9 @@ def test_golden_11_phone_is_audited_and_the_bare_label_rejected() -> None:
     assert result.accepted == ()
     redacted, rejected = result.audits
     assert (redacted.rule, redacted.action) == ("pii.phone", "redacted")
-    assert redacted.original_sha256 == hashlib.sha256(b"13800138000").hexdigest()
+    assert redacted.original_sha256 == ""
+    keyed = Guard(audit_key=b"k").check([c], "user", "x").audits[0]
+    assert keyed.original_sha256 == hmac.new(b"k", b"13800138000", hashlib.sha256).hexdigest()
     assert (rejected.rule, rejected.action) == ("empty_after_redaction", "rejected")
     assert all("13800138000" not in a.detail for a in result.audits)
 

@@ -145,7 +145,9 @@ def test_unmatched_first_person_statement_becomes_a_low_confidence_fact() -> Non
     text = "I went to a LGBTQ support group yesterday and it was so powerful."
     cand = only(text)
     assert cand.type is T.USER_FACT and cand.attribute is None
-    assert cand.content == text and cand.confidence == FALLBACK_CONFIDENCE
+    # normalised, not a verbatim copy: third person, one statement
+    assert cand.content == "User went to a LGBTQ support group yesterday and it was so powerful"
+    assert cand.confidence == FALLBACK_CONFIDENCE
     assert "LGBTQ" in cand.entities and "support" in cand.keywords
 
 
@@ -156,8 +158,8 @@ def test_unmatched_chinese_first_person_statement_becomes_a_fact() -> None:
 
 
 def test_speaker_metadata_becomes_an_entity() -> None:
-    (cand,) = extract("I went hiking with my family last weekend and we saw a bear.", speaker="Caroline")
-    assert cand.entities[0] == "Caroline"
+    cands = extract("I went hiking with my family last weekend and we saw a bear.", speaker="Caroline")
+    assert cands and all(c.entities[0] == "Caroline" for c in cands)
 
 
 def test_assistant_conclusions_need_confirmation_and_skip_the_reasoning() -> None:
@@ -182,3 +184,69 @@ def test_english_assistant_decision_constraint_and_action() -> None:
 def test_extraction_is_deterministic() -> None:
     text = "我是 Java 开发工程师，最近准备 3 个月内跳槽。I love Go."
     assert extract(text) == extract(text)
+
+
+def test_a_multi_fact_english_message_gives_each_fact_in_the_third_person() -> None:
+    cands = extract("I'm a nurse working nights, and I live in Toronto.")
+    by_slot = {c.slot: c.content for c in cands}
+    assert by_slot["user_profile.occupation"] == "User is a nurse"
+    assert by_slot["user_fact.schedule"] == "User works night shifts"
+    assert by_slot["user_fact.location"] == "User lives in Toronto"
+
+
+def test_third_parties_hypotheticals_and_sarcasm_are_not_the_users_facts() -> None:
+    sister = extract("My sister lives in Paris and works as a lawyer.")
+    assert [(c.slot, c.content) for c in sister] == [
+        ("user_fact.family", "User's sister lives in Paris and works as a lawyer")]
+    assert extract("If I were a doctor I'd probably work in a big city.") == []
+    assert extract("Oh great, I just love waiting two hours for a bus.") == []
+    assert extract("呵呵，我可太喜欢加班了。") == []
+    assert extract("如果我是老板，我会让大家每周只上四天班。") == []
+
+
+def test_a_dangling_pronoun_is_resolved_in_the_turn_or_dropped() -> None:
+    (go, favourite) = extract("I love Go, it's my favourite language for services.")
+    assert favourite.content == "User's favorite language for services is Go"
+    assert extract("It's my favourite language for backend work.") == []
+
+
+def test_code_switched_clauses_are_read_in_their_own_language() -> None:
+    cands = extract("我是一名 data scientist，在 Shopee 工作。")
+    assert {c.slot for c in cands} == {"user_profile.occupation", "user_profile.company"}
+    (moved,) = extract("我 moved to Seattle last month。")
+    assert moved.slot == "user_fact.location" and "Seattle" in moved.content
+
+
+def test_a_statement_before_a_question_is_kept() -> None:
+    (here,) = extract("我在广州，周末有什么好玩的地方推荐吗？")
+    assert here.slot == "user_fact.location" and "广州" in here.content
+    (role,) = extract("As a teacher, what's a good way to grade essays faster?")
+    assert role.slot == "user_profile.occupation" and role.content == "User is a teacher"
+
+
+def test_a_credential_is_never_written_down_however_it_is_phrased() -> None:
+    assert extract("My password for the staging server is hunter2, and I'm the only admin there.") == [
+        c for c in extract("I'm the only admin there.")]
+    assert not any("密码" in c.content for c in extract("我的服务器密码是abc123，我是运维"))
+
+
+def test_a_past_liking_is_not_a_current_one() -> None:
+    (java, kotlin) = extract("我以前很喜欢 Java，但现在更喜欢 Kotlin。")
+    assert java.negated and "以前" in java.content
+    assert not kotlin.negated and "Kotlin" in kotlin.content
+    (coffee,) = extract("I used to love coffee.")
+    assert coffee.negated and coffee.content == "User used to love coffee"
+
+
+def test_a_job_change_names_the_new_employer() -> None:
+    cands = extract("I left Spotify last month and joined a startup called Fernhill.")
+    assert [(c.slot, c.content) for c in cands] == [
+        ("user_profile.company", "User no longer works at Spotify"),
+        ("user_profile.company", "User works at Fernhill")]
+    (_, netflix) = extract("I left Amazon, now I'm at Netflix.")
+    assert netflix.content == "User works at Netflix"
+
+
+def test_account_handles_are_left_out() -> None:
+    assert extract("我的微信号是lina_1990") == []
+    assert extract("My WhatsApp is +44 7700 900123") == []

@@ -402,7 +402,7 @@ def test_english_conversations_fill_the_sections() -> None:
 
 def test_sections_are_bounded_deduplicated_and_short() -> None:
     config = SummaryConfig(max_items_per_section=3, max_item_chars=20)
-    facts = [("user", f"我是第{i}号团队的后端开发工程师，负责很多很多的服务。") for i in range(6)]
+    facts = [("user", f"我喜欢第{i}号球队的比赛，每一场都会看完。") for i in range(6)]
     s = summarize(facts + [facts[-1]], config=config)
     assert len(s.confirmed_facts) == 3
     assert all(len(item) <= 20 for item in s.confirmed_facts)
@@ -422,3 +422,24 @@ def test_state_persists_as_json_without_the_seen_cache_and_still_dedups() -> Non
     restored = SessionSummaryState.model_validate_json(dumped)
     assert not restored.record("m1", "user", "你好世界。")
     assert restored.record("m2", "user", "再来一条。") and restored.total_message_count == 2
+
+
+def test_the_summary_holds_normalised_facts_without_assistant_filler() -> None:
+    s = summarize([
+        ("user", "I'm a backend engineer and I live in Berlin."),
+        ("assistant", "Got it, I'll keep that in mind! Let me know if there's anything else."),
+        ("user", "我不吃香菜"),
+    ])
+    assert "User is a backend engineer" in s.confirmed_facts and "User lives in Berlin" in s.confirmed_facts
+    assert "用户不吃香菜" in s.confirmed_facts
+    assert not any("keep that in mind" in item for section in (s.confirmed_facts, s.todo_items) for item in section)
+
+
+def test_a_newer_statement_drops_the_item_it_supersedes() -> None:
+    v1 = summarize([("user", "I love Go."), ("user", "I live in Toronto.")])
+    assert "User loves Go" in v1.confirmed_facts
+    v2 = summarize([("user", "Actually I don't like Go anymore, I prefer Rust."),
+                    ("user", "I live in Vancouver now.")], previous=v1)
+    facts = joined(v2.confirmed_facts)
+    assert "User loves Go" not in facts and "Toronto" not in facts
+    assert "User no longer likes Go" in facts and "User lives in Vancouver" in facts

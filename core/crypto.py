@@ -1,0 +1,196 @@
+"""Sealing the user text inside events (crypto-shredding, SPEC §7).
+
+`FieldCipher.seal` takes an encoded event (a JSON dict), moves the fields that
+carry user text (`SEALED_FIELDS`) into one AES-256-GCM ciphertext under the
+owner's data key, and leaves placeholders in their place; `open` puts them
+back. The envelope (ids, types, times, counts) stays readable, so the log can
+still be routed, deduplicated and replayed.
+
+Once the owner's key is destroyed, `open` cannot decrypt and leaves the
+placeholders: the event decodes as *shredded* (text gone, `shredded` marked in
+a turn's metadata), and every processor treats it as if nothing had been
+said. Ciphertext is bound to its event id and key id (associated data), so it
+cannot be moved onto another event.
+
+Format, inside the payload: `"_sealed": {"k": key id, "n": nonce, "c": ciphertext}`
+(nonce and ciphertext base64). Payloads without it are read as they are, so
+logs written before encryption (or with it off) still decode.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import threading
+from typing import Any
+
+import orjson
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from .keystore import KeyStore, owner_of
+
+SEALED = "_sealed"
+SHREDDED_TEXT = "[forgotten]"
+"""Placeholder of a shredded text where the schema needs one (non-empty fields)."""
+SHREDDED_MARK = "shredded"
+
+_RECORD = ("content", "topic", "entities", "keywords")
+SEALED_FIELDS: dict[str, tuple[str, ...]] = {
+    "TurnRecorded": ("content", "metadata"),
+    "MemoryProposed": tuple(f"candidate.{f}" for f in _RECORD),
+    "MemoryChanged": (*(f"before.{f}" for f in _RECORD), *(f"after.{f}" for f in _RECORD), "reason"),
+    "SummarySnapshotted": ("sections", "error"),
+    "RecallServed": ("question",),
+    "FeedbackGiven": ("reason", "remark"),
+    "ForgetRequested": ("topic_text",),
+    "CorrectionRequested": ("content",),
+    "DeadLettered": ("raw", "reason"),
+    "GuardFired": ("detail",),
+    "LLMCallRecorded": ("error",),
+    "GlobalCardSaved": tuple(f"card.{f}" for f in ("name", "profile", "long_term_goal", "preferences",
+                                                   "extra_notes", "tags", "folder")),
+}
+"""Event type -> dotted paths of the fields that carry user text."""
+
+_PLACEHOLDER_OVERRIDES: dict[tuple[str, str], Any] = {
+    ("MemoryProposed", "candidate.content"): SHREDDED_TEXT,
+    ("CorrectionRequested", "content"): SHREDDED_TEXT,
+    ("TurnRecorded", "metadata"): {SHREDDED_MARK: "true"},
+}
+
+
+def _placeholder(event_type: str, path: str, value: Any) -> Any:
+    override = _PLACEHOLDER_OVERRIDES.get((event_type, path))
+    if override is not None:
+        return override
+    if isinstance(value, str):
+        return ""
+    if isinstance(value, list):
+        return []
+    if isinstance(value, dict):
+        return {}
+    return value
+
+
+_EMPTY: tuple[Any, ...] = (None, "", [], {})
+
+
+class _Nonces:
+    """Random 96-bit nonces drawn from a buffer (one `urandom` call per 4,096 nonces)."""
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._pos = 0
+        self._lock = threading.Lock()  # a nonce handed out twice under one key would break GCM
+
+    def next(self) -> bytes:
+        with self._lock:
+            if self._pos >= len(self._buffer):
+                self._buffer, self._pos = os.urandom(12 * 4096), 0
+            nonce = self._buffer[self._pos : self._pos + 12]
+            self._pos += 12
+        return nonce
+
+
+def _parent(raw: dict[str, Any], path: str) -> tuple[dict[str, Any] | None, str]:
+    if "." not in path:
+        return raw, path
+    *parents, leaf = path.split(".")
+    node: Any = raw
+    for name in parents:
+        node = node.get(name) if isinstance(node, dict) else None
+        if node is None:
+            return None, leaf
+    return (node if isinstance(node, dict) else None), leaf
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+class FieldCipher:
+    """Seals and opens the user-text fields of encoded events with the owners' data keys."""
+
+    def __init__(self, keys: KeyStore) -> None:
+        self.keys = keys
+        self._aead: dict[str, AESGCM] = {}
+        self._nonces = _Nonces()
+
+    def _cipher(self, key_id: str, key: bytes) -> AESGCM:
+        aead = self._aead.get(key_id)
+        if aead is None:
+            aead = self._aead[key_id] = AESGCM(key)
+        return aead
+
+    def seal(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """Move the text fields of `raw` (changed in place) into one ciphertext; return `raw`."""
+        event_type = str(raw.get("type", ""))
+        paths = SEALED_FIELDS.get(event_type)
+        if not paths or SEALED in raw:
+            return raw
+        secret: dict[str, Any] = {}
+        for path in paths:
+            parent, leaf = _parent(raw, path)
+            if parent is None or leaf not in parent:
+                continue
+            value = parent[leaf]
+            if value in _EMPTY:
+                continue
+            secret[path] = value
+            parent[leaf] = _placeholder(event_type, path, value)
+        if not secret:
+            return raw
+        key_id, key = self.keys.current(owner_of(str(raw["tenant_id"]), str(raw["user_id"])))
+        nonce = self._nonces.next()
+        ciphertext = self._cipher(key_id, key).encrypt(nonce, orjson.dumps(secret), _aad(raw, key_id))
+        raw[SEALED] = {"k": key_id, "n": _b64(nonce), "c": _b64(ciphertext)}
+        return raw
+
+    def open(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """Put the sealed fields of `raw` back (in place); a destroyed key leaves the placeholders."""
+        return open_sealed(raw, self)
+
+    def plaintext(self, sealed: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any] | None:
+        key_id = str(sealed.get("k", ""))
+        key = self.keys.get(key_id)
+        if key is None:
+            self._aead.pop(key_id, None)
+            return None
+        try:
+            data = self._cipher(key_id, key).decrypt(
+                base64.b64decode(sealed["n"]), base64.b64decode(sealed["c"]), _aad(raw, key_id))
+        except (InvalidTag, KeyError, ValueError):
+            return None
+        found = orjson.loads(data)
+        return found if isinstance(found, dict) else None
+
+    def forget_owner(self, tenant_id: str, user_id: str) -> int:
+        """Destroy the owner's keys: every sealed text of theirs is gone for good."""
+        self._aead.clear()
+        return self.keys.destroy(owner_of(tenant_id, user_id))
+
+
+def open_sealed(raw: dict[str, Any], cipher: FieldCipher | None) -> dict[str, Any]:
+    """`raw` with its sealed fields restored, or, without a cipher or key, marked shredded."""
+    sealed = raw.pop(SEALED, None)
+    if not isinstance(sealed, dict):
+        return raw
+    secret = cipher.plaintext(sealed, raw) if cipher is not None else None
+    if secret is None:
+        if raw.get("type") == "TurnRecorded":
+            raw["metadata"] = {SHREDDED_MARK: "true"}
+        return raw
+    for path, value in secret.items():
+        parent, leaf = _parent(raw, path)
+        if parent is not None:
+            parent[leaf] = value
+    return raw
+
+
+def _aad(raw: dict[str, Any], key_id: str) -> bytes:
+    return f"{raw.get('event_id', '')}|{raw.get('type', '')}|{key_id}".encode()
+
+
+def is_shredded_turn(metadata: dict[str, str]) -> bool:
+    return metadata.get(SHREDDED_MARK) == "true"

@@ -1,0 +1,244 @@
+"""Reading an English user turn: sentences, clauses, and whom each clause is about.
+
+- A hypothetical or sarcastic sentence (`mood`) states nothing about the user.
+- A question keeps only the statements before its question part
+  ("As a teacher, what's a good way…?" -> "As a teacher").
+- Clauses are cut at ";", ", " (not inside "1,200"), " but ", dashes, and
+  " and " / " so " before a new first-person subject.
+- Subject tracking, clause by clause: "I …" / "my …" is the user; a clause
+  that starts with a verb ("Just moved to Portland", "… but moved to London")
+  inherits the user as subject; "a/an <job>" after a name is an apposition
+  ("I'm Tom, a backend developer"); "As a <job>" states the user's role; a
+  leading "it" is the previous clause's object in the same turn, or the clause
+  is dropped (a dangling pronoun); he/she/they clauses are about someone else;
+  "my sister lives …" is kept as the user's family fact when it is stative.
+- Role tails: "I'm a nurse working nights", "I'm an analyst at Shopify",
+  "I work at Stripe as an SRE" give the role and the rest as separate facts.
+- Leftovers: first-person informative clauses no rule matched (events
+  included: "I went to a support group yesterday"), in the third person,
+  one per clause.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from engram.core.text import EN_STOPWORDS
+from engram.schemas.memory import MemoryType as T
+
+from .common import Draft, entities_in, sentences
+from .en import _JOBS, match_clause, strip_lead
+from .mood import is_hypothetical, is_momentary, is_sarcastic
+from .person import _objects, third_person
+
+_I = re.IGNORECASE
+_CLAUSE_SPLIT = re.compile(
+    r"\s*;\s*|(?<!\d):\s+|\s+but\s+|,\s+(?:and\s+|so\s+|because\s+|but\s+)?|\s+[—–]\s+|\s+-\s+"
+    r"|\s+(?:and|so|because)\s+(?=(?:i|i'm|i've|i'd|my|we|we're|we've)\b)"
+    r"|\s+and\s+(?=(?:then\s+|now\s+|also\s+)?(?:joined|moved|started|switched|quit|left|took|became|relocated)\b)",
+    _I,
+)
+_FIRST = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|we've|my)\b", _I)
+_OTHER = re.compile(r"^(?:he|she|they|his|her|their|they're|he's|she's|that's|this is|these|those|you|your)\b", _I)
+_IT = re.compile(r"^it(?:'s|\s+is|\s+was)?\b\s*", _I)
+_DROPPED_SUBJECT = re.compile(
+    r"^(?:(?:just|recently|finally|also|then|now|currently|mostly|still)\s+)*"
+    r"(?P<verb>moved|relocated|live|living|work|working|worked|started|joined|switched|quit|left|took|teach|"
+    r"teaching|love|hate|prefer|became|studying|learning|trying|planning|based|doing|[a-z]{3,}ing)\b",
+    _I,
+)
+_JOB_CHANGE = re.compile(r"\b(?:left|quit|joined|new job|switched jobs|changed jobs|laid off|resigned)\b", _I)
+_NOW_AT = re.compile(r"^i'?m\s+(?:now\s+)?at\s+(?P<v>(?-i:[A-Z])\S*(?:\s+(?-i:[A-Z])\S*)*)$", _I)
+_APPOSITION = re.compile(r"^(?:a|an)\s+\S", _I)
+_AS_ROLE = re.compile(rf"^(?:as|being)\s+(?P<v>(?:a|an)\s+(?!(?:result|matter|whole|rule|side|reminder|bonus|"
+                      rf"joke|treat|favou?r|courtesy|start|test|example|heads)\b)(?:[\w+#./-]+\s*){{1,4}})$", _I)
+_FAMILY = (
+    r"(?:sister|brother|wife|husband|partner|girlfriend|boyfriend|mom|mum|mother|dad|father|parents|son|"
+    r"daughter|kids|children|child|baby|grandma|grandmother|grandpa|grandfather|twins?|fianc[ée]e?|family)"
+)
+_RELATIVE = re.compile(
+    rf"^my\s+(?:(?:older|younger|little|big|elder|oldest|youngest)\s+)?(?P<rel>{_FAMILY})\b", _I
+)
+_SOMEONE = re.compile(
+    r"^my\s+(?:best\s+)?(?:friend|boss|manager|colleague|coworker|co-worker|roommate|neighbou?r|team|teacher|"
+    r"doctor|landlord|client|advisor|supervisor|lead|mentor)s?\b", _I
+)
+_STATIVE = re.compile(
+    r"^(?:is|are|was|lives|live|works|work|has|have|likes|loves|hates|studies|goes to|attends|speaks|just turned|"
+    r"turned|is allergic)\b", _I
+)
+_ROLE_TAIL = re.compile(
+    rf"^(?P<head>(?:i'm|i am|i work as|i'm working as)\s+(?:currently\s+|now\s+)?(?:a|an)\s+(?:[\w+#./-]+\s+){{0,3}}?"
+    rf"{_JOBS}s?)\s+(?P<tail>(?:at|for|with|working|doing|on|mostly|mainly)\b.*|in\s+(?-i:[A-Z]).*)$",
+    _I,
+)
+_WORK_AS = re.compile(rf"^(?P<head>i\s+(?:\w+\s+)?work\s+(?:at|for)\s+.+?)\s+as\s+(?P<job>(?:a|an)\s+.+)$", _I)
+_QUESTION_CLAUSE = re.compile(
+    r"^(?:what|what's|whats|how|how's|why|where|when|who|which|do|does|did|can|could|would|should|is|are|will|"
+    r"shall|any|anything|is there|any idea)\b",
+    _I,
+)
+_REQUEST = re.compile(
+    r"^(?:please\s+)?(?:can you|could you|would you|will you|help me|tell me|show me|give me|let me know|"
+    r"write|explain|translate|summari[sz]e|create|generate|list|find|fix|compare|describe|draft|make|plan|"
+    r"recommend|suggest|review|check)\b",
+    _I,
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z'+#-]*")
+_SMALL_TALK = frozenset(
+    """thanks thank wow awesome great cool nice amazing glad happy sorry congrats congratulations hey hi
+    hello yeah yes totally definitely sounds good fun lovely sweet true agree omg haha lol hope pretty
+    super sure right okay cute beautiful wonderful incredible fantastic exciting excited enjoy hear
+    care take bye see soon talk later chat catch let know glad things thing stuff lot keep doing going
+    good bad best feel feels felt awesome makes make made totally absolutely especially wait believe
+    imagine proud luck wish appreciate sounds miss tell know guess think mean user""".split()
+)
+
+
+@dataclass
+class _Turn:
+    """What the clauses of one turn have established so far."""
+
+    subject: str = ""
+    """"user", "other" or "" (not yet known)."""
+    antecedent: str = ""
+    """The object of the last draft, for a following "it"."""
+    named: bool = False
+    job_change: bool = False
+    """The turn says the user changed jobs ("I left X", "joined"): "now I'm at Y" is the new employer."""
+
+
+def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
+    """Drafts from an English user turn; unmatched first-person statements go to `leftovers`."""
+    out: list[Draft] = []
+    for sentence, is_question in sentences(text):
+        if is_hypothetical(sentence) or is_sarcastic(sentence):
+            continue
+        clauses = _clauses(sentence)
+        if is_question or _REQUEST.match(strip_lead(sentence)):
+            clauses = _statements_before_question(clauses)
+        momentary = is_momentary(sentence)
+        turn = _Turn(job_change=bool(_JOB_CHANGE.search(text)))
+        for clause in clauses:
+            _clause(clause, turn, out, leftovers, momentary)
+    return out
+
+
+def _clauses(sentence: str) -> list[str]:
+    parts = _CLAUSE_SPLIT.split(sentence.strip().rstrip(".!?…"))
+    return [c.strip(" ,.;:!?…\"'") for c in parts if c and c.strip(" ,.;:!?…\"'")]
+
+
+def _statements_before_question(clauses: list[str]) -> list[str]:
+    kept = []
+    for clause in clauses[:-1]:
+        body = strip_lead(clause)
+        if _QUESTION_CLAUSE.match(body) or _REQUEST.match(body):
+            break
+        kept.append(clause)
+    return kept
+
+
+def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], momentary: bool) -> None:
+    body = strip_lead(clause)
+    relative = _RELATIVE.match(body)
+    if relative:
+        turn.subject = "other"
+        if _STATIVE.match(body[relative.end():].strip()):
+            out.append(relative_draft(body))
+        return
+    body = _resolve(body, turn)
+    if not body:
+        return
+    for part in _role_parts(body):
+        draft = match_clause(part)
+        if draft is None:
+            if turn.subject == "user" and _FIRST.match(part) and not momentary:
+                _leftover(part, leftovers)
+            continue
+        if momentary and draft.type is T.USER_GOAL:
+            continue
+        out.append(draft)
+        turn.named = turn.named or draft.attribute == "name"
+        turn.antecedent = (draft.entities[0] if draft.entities else "") or turn.antecedent
+
+
+def _resolve(body: str, turn: _Turn) -> str:
+    """The clause with its subject made explicit, or "" when it is not about the user."""
+    if _FIRST.match(body):
+        if _SOMEONE.match(body):
+            turn.subject = "other"
+            return ""
+        turn.subject = "user"
+        at = _NOW_AT.match(body)
+        return f"I work at {at.group('v')}" if at and turn.job_change else body
+    if _IT.match(body) and not re.match(r"^it\s+(?:has|must|should|needs)\b", body, _I):
+        return _it(body, turn)
+    if _OTHER.match(body) or body.lower().startswith("not "):
+        turn.subject = "other" if _OTHER.match(body) else turn.subject
+        return ""
+    return _implicit(body, turn)
+
+
+def _implicit(body: str, turn: _Turn) -> str:
+    role = _AS_ROLE.match(body)
+    if role:
+        turn.subject = "user"
+        return f"I'm {role.group('v')}"
+    if turn.named and _APPOSITION.match(body):
+        return f"I'm {body}"
+    verb = _DROPPED_SUBJECT.match(body)
+    if verb and turn.subject in ("", "user"):
+        turn.subject = "user"
+        return ("I'm " if verb.group("verb").lower().endswith("ing") or verb.group("verb").lower() == "based"
+                else "I ") + body
+    return body if turn.subject != "other" else ""
+
+
+def _it(body: str, turn: _Turn) -> str:
+    if turn.subject != "user" or not turn.antecedent:
+        return ""  # a dangling pronoun: nothing in this turn says what "it" is
+    rest = _IT.sub("", body, count=1)
+    return f"{turn.antecedent} is {rest}"
+
+
+def _role_parts(body: str) -> list[str]:
+    """A role and its tail as separate clauses ("I'm a nurse working nights")."""
+    work_as = _WORK_AS.match(body)
+    if work_as:
+        return [work_as.group("head"), f"I'm {work_as.group('job')}"]
+    m = _ROLE_TAIL.match(body)
+    if m is None:
+        return [body]
+    tail = m.group("tail")
+    low = tail.lower()
+    if low.startswith(("at ", "for ", "with ", "in ")):
+        tail = f"I work {tail}"
+    else:
+        tail = f"I'm {tail}"
+    return [m.group("head"), tail]
+
+
+def relative_draft(body: str) -> Draft:
+    """A stative fact about a relative, as the user's family fact ("User's sister lives in Paris")."""
+    text = "User's " + _objects(body[len("my "):])
+    return Draft(T.USER_FACT, text, 0.7, "family", None, False, entities_in(text, prose=True))
+
+
+def _leftover(clause: str, leftovers: list[str]) -> None:
+    if re.search(r"\byou\b", clause, _I):
+        return
+    count = content_words(clause)
+    if count > 1 or (count and len(_WORD.findall(clause)) > 4):
+        leftovers.append(third_person(clause))
+
+
+def content_words(text: str) -> int:
+    """How many words of `text` are neither stop words nor small talk."""
+    count = 0
+    for word in _WORD.findall(text):
+        low = word.lower()
+        if (len(low) > 2 or "+" in low or "#" in low) and low not in EN_STOPWORDS and low not in _SMALL_TALK:
+            count += 1
+    return count
