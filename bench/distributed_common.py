@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from engram.distributed.admin import admin_client, delete_topics, ensure_topics
+from engram.distributed.admin import delete_namespace, ensure_topics
 from engram.distributed.producer import TurnProducer
 from engram.distributed.readback import Probe, ProgressWatcher
 from engram.distributed.replay import worker_command
@@ -80,8 +80,7 @@ class BenchCluster:
                 proc.kill()
         self.watcher.close()
         self.probe.close()
-        names = [n for n in admin_client(self.bootstrap).list_topics(timeout=30).topics if n.startswith(self.ns.prefix)]
-        delete_topics(self.bootstrap, names)
+        delete_namespace(self.bootstrap, self.ns.prefix)
 
 
 def paced(count: int, rate: float, action: Callable[[int], None]) -> float:

@@ -30,7 +30,7 @@ from confluent_kafka import Producer  # noqa: E402
 from bench.common import emit, machine_info, median, table  # noqa: E402
 from bench.distributed_common import DEFAULT_BOOTSTRAP, paced, percentile, turn_kwargs  # noqa: E402
 from bench.synthetic import generate_turns  # noqa: E402
-from engram.distributed.admin import admin_client, delete_topics, ensure_topics  # noqa: E402
+from engram.distributed.admin import delete_namespace, ensure_topics  # noqa: E402
 from engram.distributed.producer import TurnProducer  # noqa: E402
 from engram.distributed.topics import Namespace, catalogue_specs  # noqa: E402
 from engram.schemas.codec import encode  # noqa: E402
@@ -104,8 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                 results.append({**run(args.bootstrap, ns, chunk, args.rate), "repetition": n + 1})
                 emit(results[-1])
     finally:
-        names = [x for x in admin_client(args.bootstrap).list_topics(timeout=30).topics if x.startswith(ns.prefix)]
-        delete_topics(args.bootstrap, names)
+        delete_namespace(args.bootstrap, ns.prefix)
     sdk = [r for r in results if r["client"].startswith("engram")]
     peer = [r for r in results if not r["client"].startswith("engram")]
     summary = {"kind": "producer_summary", "rate": args.rate, "calls_per_run": count, "repetitions": args.repeat,

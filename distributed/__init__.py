@@ -1,7 +1,11 @@
 """The distributed runtime: Engram's pure processors on Apache Kafka with faust-streaming.
 
 - `topics`: names and specs derived from the topic catalogue (prefix, generation);
-- `admin`: idempotent topic creation with the confluent-kafka AdminClient;
+- `admin`: idempotent topic creation with the confluent-kafka AdminClient (returns once every
+  partition has a leader that answers);
+- `kafka_retry`: the one retry policy for transient broker errors (leader elections after topic
+  creation, coordinators loading, a broker restart): bounded backoff, then `KafkaUnavailable`;
+- `offsets`: a consumer group's committed offsets without the AdminClient;
 - `producer`: the chat platform's SDK (`TurnProducer.record_turn`);
 - `records`, `runner`: the transport-free stage runner (decode, dedupe, process, encode);
 - `tracking`: what a keyed state has applied, stored in the same value as the state;

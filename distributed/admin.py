@@ -3,7 +3,10 @@
 `ensure_topics` creates what is missing, sets the catalogue's configs on what
 exists (an incremental alter: running it twice changes nothing), and refuses a
 topic whose partition count differs from the catalogue: re-partitioning would
-move users between partitions and break per-user order and state.
+move users between partitions and break per-user order and state. It returns
+only once every partition of every topic has a leader, and the leaders of the
+topics it created answer an offset request: a caller can read watermarks or
+produce at once. Every request retries transient broker errors (`kafka_retry`).
 """
 
 from __future__ import annotations
@@ -13,11 +16,12 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import (
-    AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType,
+    AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, OffsetSpec, ResourceType,
 )
 
+from .kafka_retry import is_transient, kafka_error, retrying
 from .topics import TopicSpec
 
 log = logging.getLogger("engram.distributed.admin")
@@ -39,49 +43,97 @@ def admin_client(bootstrap: str) -> AdminClient:
     return AdminClient({"bootstrap.servers": bootstrap})
 
 
+def topic_partitions(admin: AdminClient, timeout: float = 30.0) -> dict[str, list[int]]:
+    """Every topic the broker knows -> its partition ids (retried)."""
+    topics = retrying(lambda: admin.list_topics(timeout=timeout).topics, "listing topics")
+    return {name: sorted(meta.partitions) for name, meta in topics.items()}
+
+
+def namespace_topics(bootstrap: str, prefix: str, timeout: float = 30.0) -> list[str]:
+    """Names of the topics starting with `prefix` (a test's or benchmark's namespace)."""
+    return sorted(n for n in topic_partitions(admin_client(bootstrap), timeout) if n.startswith(prefix))
+
+
 def ensure_topics(bootstrap: str, specs: Iterable[TopicSpec], timeout: float = 30.0) -> TopicReport:
     """Create missing topics and align configs of existing ones; safe to run any number of times."""
     admin = admin_client(bootstrap)
     wanted = list(specs)
-    present = admin.list_topics(timeout=timeout).topics
+    present = topic_partitions(admin, timeout)
     report = TopicReport()
     report.existing.extend(s.name for s in wanted if s.name in present)
     _create(admin, [s for s in wanted if s.name not in present], timeout, report)
-    counts = _partition_counts(admin, [s.name for s in wanted], timeout)
+    counts = wait_for_leaders(admin, [s.name for s in wanted], timeout)
     for spec in wanted:
         _check_partitions(spec, counts[spec.name])
     _align_configs(admin, [s for s in wanted if s.name in report.existing], timeout)
+    if report.created:
+        _wait_serving(admin, {n: counts[n] for n in report.created}, timeout)
     return report
 
 
 def _create(admin: AdminClient, specs: list[TopicSpec], timeout: float, report: TopicReport) -> None:
-    new = [NewTopic(s.name, num_partitions=s.partitions, replication_factor=-1, config=dict(s.configs))
-           for s in specs]
-    futures = admin.create_topics(new, operation_timeout=timeout, request_timeout=timeout) if new else {}
-    for name, future in futures.items():
-        try:
-            future.result(timeout=timeout)
-            report.created.append(name)
-        except KafkaException as exc:
-            if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
-                raise
-            report.existing.append(name)  # another worker (or a test) won the race
+    pending = {s.name: s for s in specs}
+
+    def attempt() -> None:
+        new = [NewTopic(s.name, num_partitions=s.partitions, replication_factor=-1, config=dict(s.configs))
+               for s in pending.values()]
+        transient: KafkaException | None = None
+        for name, future in admin.create_topics(new, operation_timeout=timeout, request_timeout=timeout).items():
+            try:
+                future.result(timeout=timeout + 5)
+                report.created.append(name)
+            except KafkaException as exc:
+                error = kafka_error(exc)
+                if error is not None and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                    report.existing.append(name)  # another worker (or an earlier attempt) won the race
+                elif is_transient(exc):
+                    transient = exc
+                    continue
+                else:
+                    raise
+            del pending[name]
+        if transient is not None:
+            raise transient
+
+    if pending:
+        retrying(attempt, f"creating {len(pending)} topic(s)")
     if report.created:
         log.info("created topics: %s", ", ".join(report.created))
 
 
-def _partition_counts(admin: AdminClient, names: list[str], timeout: float) -> dict[str, int]:
-    """Partition counts as the broker's metadata shows them (waiting for just-created topics to appear)."""
+def wait_for_leaders(admin: AdminClient, names: list[str], timeout: float = 30.0) -> dict[str, int]:
+    """Partition counts once every partition of `names` has a leader in the broker's metadata.
+
+    Raises TimeoutError naming the topics still without (all) leaders after `timeout` s.
+    """
     deadline = time.monotonic() + timeout
     while True:
-        topics = admin.list_topics(timeout=timeout).topics
-        counts = {n: len(topics[n].partitions) for n in names if n in topics and topics[n].partitions}
-        if len(counts) == len(names) or time.monotonic() > deadline:
-            missing = sorted(set(names) - set(counts))
-            if missing:
-                raise TimeoutError(f"topics not visible after creation: {', '.join(missing)}")
-            return counts
-        time.sleep(0.2)
+        topics = retrying(lambda: admin.list_topics(timeout=timeout).topics, "listing topics")
+        ready = {n: len(topics[n].partitions) for n in names if n in topics and _led(topics[n])}
+        if len(ready) == len(names):
+            return ready
+        if time.monotonic() > deadline:
+            missing = sorted(set(names) - set(ready))
+            raise TimeoutError(f"topics without a leader for every partition after {timeout}s: {', '.join(missing)}")
+        time.sleep(0.1)
+
+
+def _led(meta: object) -> bool:
+    partitions = getattr(meta, "partitions", {})
+    return bool(partitions) and getattr(meta, "error", None) is None and all(
+        p.leader >= 0 and p.error is None for p in partitions.values())
+
+
+def _wait_serving(admin: AdminClient, counts: dict[str, int], timeout: float) -> None:
+    """Ask every new partition's leader for its end offset: the first request right after creation may
+    meet NOT_LEADER_FOR_PARTITION while the leader loads the partition (retried until it answers)."""
+    request = {TopicPartition(name, p): OffsetSpec.latest() for name, count in counts.items() for p in range(count)}
+
+    def attempt() -> None:
+        for future in admin.list_offsets(request, request_timeout=timeout).values():
+            future.result(timeout=timeout + 5)
+
+    retrying(attempt, f"reading the end offsets of {len(counts)} new topic(s)")
 
 
 def _check_partitions(spec: TopicSpec, actual: int) -> None:
@@ -100,19 +152,43 @@ def _align_configs(admin: AdminClient, specs: list[TopicSpec], timeout: float) -
     ]
     if not resources:
         return
-    for future in admin.incremental_alter_configs(resources, request_timeout=timeout).values():
-        future.result(timeout=timeout)
+
+    def attempt() -> None:
+        for future in admin.incremental_alter_configs(resources, request_timeout=timeout).values():
+            future.result(timeout=timeout + 5)
+
+    retrying(attempt, f"aligning the configs of {len(resources)} topic(s)")
 
 
 def delete_topics(bootstrap: str, names: Iterable[str], timeout: float = 30.0) -> None:
     """Delete topics (tests and benchmarks clean up their namespaces); missing ones are ignored."""
     admin = admin_client(bootstrap)
-    names = [n for n in names if n in admin.list_topics(timeout=timeout).topics]
-    if not names:
-        return
-    for future in admin.delete_topics(names, operation_timeout=timeout, request_timeout=timeout).values():
-        try:
-            future.result(timeout=timeout)
-        except KafkaException as exc:
-            if exc.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART:
-                raise
+    present = topic_partitions(admin, timeout)
+    pending = [n for n in names if n in present]
+
+    def attempt() -> None:
+        transient: KafkaException | None = None
+        for name, future in admin.delete_topics(list(pending), operation_timeout=timeout,
+                                                request_timeout=timeout).items():
+            try:
+                future.result(timeout=timeout + 5)
+            except KafkaException as exc:
+                error = kafka_error(exc)
+                if not (error is not None and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART):
+                    if not is_transient(exc):
+                        raise
+                    transient = exc
+                    continue
+            pending.remove(name)
+        if transient is not None:
+            raise transient
+
+    if pending:
+        retrying(attempt, f"deleting {len(pending)} topic(s)")
+
+
+def delete_namespace(bootstrap: str, prefix: str, timeout: float = 30.0) -> None:
+    """Delete every topic whose name starts with `prefix` (must not be empty)."""
+    if not prefix:
+        raise ValueError("refusing to delete every topic of the cluster (empty prefix)")
+    delete_topics(bootstrap, namespace_topics(bootstrap, prefix, timeout), timeout)

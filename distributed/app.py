@@ -29,7 +29,22 @@ per key (applied marks): nothing is applied twice and nothing is lost. A batch
 is never split by cancellation (it runs shielded, and a stopping agent waits
 for its landings), a rebalance waits until every landing of the worker is done
 before partitions move, and any I/O failure stops the worker hard (`on_fatal`)
-so the restart replays it. A timer (`_tail_check`) reads back the
+so the restart replays it.
+
+Fencing a rebalance. When partitions move, the old owner must not land
+anything once the new owner may have started: the new owner restores from the
+durable progress and produces from there, and a batch the old owner lands
+later would put later turns' candidates before earlier ones (and stale values
+into the changelog). So `_before_revoke` takes the stage lock (waiting for a
+batch still computing, e.g. reading back a gap), waits until every landing of
+the stage is acknowledged, and fences the stage: from then on only records of
+partitions assigned in the new generation are computed (records faust had
+buffered for revoked partitions are dropped unhandled: their progress is not
+recorded, so the new owner reads them back). If the landings cannot finish
+well within the rebalance timeout, the worker stops hard (`on_fatal`): a dead
+process lands nothing. A member evicted without a revoke (a stall longer than
+the session timeout) is not fenced here; the chain gate (`engram.distributed.chain`)
+still applies each origin's records in origin order then. A timer (`_tail_check`) reads back the
 last records of a quiet partition that faust committed without delivering.
 Another (`_govern`, in the stage that consumes `GovernanceTick`) is the
 governance edge: it produces ticks to the commands topic (`engram.distributed.governor`).
@@ -175,6 +190,8 @@ class FaustStage:
         self._last_stats = time.monotonic()
         self._last_tick: datetime | None = None
         self._landing: list[asyncio.Future[None]] = []
+        self._owned: frozenset[tuple[str, int]] | None = None
+        """Input partitions of the current generation; None until the first assignment (then all are taken)."""
 
     def install(self) -> None:
         ns, raw = self.settings.namespace, _raw_schema()
@@ -187,6 +204,7 @@ class FaustStage:
         if self.settings.governance_interval > 0 and "GovernanceTick" in self.stage.processor.consumes:
             self.app.timer(self.settings.governance_interval, name=f"engram-{self.name}-govern")(self._govern)
         self.app.on_partitions_revoked.connect(self._before_revoke)
+        self.app.on_partitions_assigned.connect(self._after_assign)
 
     # -- the agent ------------------------------------------------------------------------------
     async def _agent(self, stream: Any) -> None:
@@ -204,7 +222,14 @@ class FaustStage:
         for r in records:
             self._last_seen[(r.topic, r.partition)] = now
         async with self._lock:
-            await self._guarded(records, self.runner.gaps(records, self.table.data))
+            owned = self._owned
+            if owned is not None:
+                kept = [r for r in records if (r.topic, r.partition) in owned]
+                if len(kept) < len(records):
+                    self.runner.counters["fenced"] += len(records) - len(kept)
+                records = kept
+            if records:
+                await self._guarded(records, self.runner.gaps(records, self.table.data))
 
     async def _guarded(self, records: list[Inbound], gaps: list[Gap]) -> None:
         try:
@@ -234,7 +259,7 @@ class FaustStage:
         try:
             if previous is not None:
                 await previous
-            await self.sink.send_all([Send(o.topic, o.key, o.value, None, o.headers) for o in result.outputs])
+            await self.sink.send_all([Send(o.topic, o.key, o.value, o.partition, o.headers) for o in result.outputs])
             changelog = self.table.changelog_topic.get_topic_name()
             await self.sink.send_all([Send(changelog, w.key, w.value, w.partition) for w in result.writes])
         except Exception as exc:  # noqa: BLE001 - fail-stop: the restart replays what did not land
@@ -249,8 +274,23 @@ class FaustStage:
             await asyncio.gather(*pending)
 
     async def _before_revoke(self, *_: Any, **__: Any) -> None:
-        """Partitions may move to another worker: what this one computed must be durable first."""
-        await self.landed()
+        """Partitions may move to another worker: what this one computed must be durable first, then fence."""
+        limit = float(self.app.conf.broker_rebalance_timeout) / 2
+        try:
+            await asyncio.wait_for(self._fence(), timeout=limit)
+        except asyncio.TimeoutError:
+            self.settings.on_fatal(f"stage {self.name}: batches still landing {limit:.0f} s into a rebalance")
+            raise
+
+    async def _fence(self) -> None:
+        async with self._lock:
+            await self.landed()
+            self._owned = frozenset()
+
+    async def _after_assign(self, *_: Any, **__: Any) -> None:
+        """A new generation: compute the records of the partitions assigned now (and only those)."""
+        self._owned = frozenset((tp.topic, tp.partition) for tp in self.app.consumer.assignment()
+                                if tp.topic in self.inputs)
 
     # -- the tail check ---------------------------------------------------------------------------
     async def _tail_check(self, *_: Any) -> None:

@@ -22,8 +22,6 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from confluent_kafka import KafkaException
-
 from engram.schemas import topics as t
 
 from .projector import PROJECTOR_ROLE
@@ -85,10 +83,7 @@ class AppliedWaiter:
     def _until_covered(self, frontier: Marks, deadline: float, interval: float) -> None:
         lag = Lag(-1, -1)
         while time.monotonic() < deadline:
-            try:
-                lag = self.lag(frontier)
-            except KafkaException:  # leadership of just-created topics still settling
-                lag = Lag(-1, -1)
+            lag = self.lag(frontier)  # transient broker errors are retried inside (kafka_retry)
             if lag.done:
                 return
             time.sleep(interval)

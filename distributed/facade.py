@@ -159,11 +159,12 @@ class DistributedRuntime:
     def append(self, events: Sequence[Event], wait: bool = True, report: IngestReport | None = None) -> int:
         """Produce edge events; with `wait`, return once workers and projectors have applied them."""
         producer = self.producer
-        before = dict(producer.delivered)
+        before, failed_before = dict(producer.delivered), producer.counters["failed"]
         queued = sum(1 for event in events if producer.record(event))
         left = producer.flush(self.wait_timeout)
-        if left or queued < len(events):
-            raise RuntimeError(f"Kafka at {self.endpoints.bootstrap} took {queued - left} of {len(events)} "
+        failed = producer.counters["failed"] - failed_before  # delivery failed after librdkafka's own retries
+        if left or failed or queued < len(events):
+            raise RuntimeError(f"Kafka at {self.endpoints.bootstrap} took {queued - left - failed} of {len(events)} "
                                f"record(s) (producer counters: {dict(producer.counters)})")
         marks = {tp: end for tp, end in producer.delivered.items() if end != before.get(tp)}
         if wait:

@@ -9,10 +9,12 @@ import time
 import uuid
 from collections.abc import Sequence
 
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
-from confluent_kafka.admin import AdminClient, OffsetSpec
+from confluent_kafka import Consumer, TopicPartition
 
+from .kafka_retry import retrying
+from .offsets import committed_offsets, group_reader
 from .progress import Gap
+
 from .records import Inbound
 
 log = logging.getLogger("engram.distributed.gaps")
@@ -25,7 +27,7 @@ class GapReader:
         self.bootstrap = bootstrap
         self.timeout = timeout
         self._consumer: Consumer | None = None
-        self._admin: AdminClient | None = None
+        self._readers: dict[str, Consumer] = {}
         self._lock = threading.Lock()  # one consumer, used from executor threads one call at a time
 
     async def read(self, gaps: Sequence[Gap]) -> dict[tuple[str, int], list[Inbound]]:
@@ -33,27 +35,30 @@ class GapReader:
         return await asyncio.get_running_loop().run_in_executor(None, self._read_all, list(gaps))
 
     async def ends(self, tps: Sequence[tuple[str, int]]) -> dict[tuple[str, int], int]:
-        """High watermarks (the offset after the last record), in one admin request."""
+        """High watermarks (the offset after the last record)."""
         return await asyncio.get_running_loop().run_in_executor(None, self._ends, list(tps))
 
     def _ends(self, tps: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
-        request = {TopicPartition(topic, partition): OffsetSpec.latest() for topic, partition in tps}
-        futures = self._admin_client().list_offsets(request, request_timeout=self.timeout)
-        return {(tp.topic, tp.partition): future.result(timeout=self.timeout).offset for tp, future in futures.items()}
+        consumer = self._client()
+
+        def ask() -> dict[tuple[str, int], int]:
+            for topic in sorted({t for t, _ in tps}):  # the consumer learns the leaders of topics it never read
+                consumer.list_topics(topic, timeout=self.timeout)
+            return {(t, p): consumer.get_watermark_offsets(TopicPartition(t, p), timeout=self.timeout)[1]
+                    for t, p in tps}
+
+        with self._lock:
+            return retrying(ask, "reading end offsets")
 
     async def committed(self, group: str, tps: Sequence[tuple[str, int]]) -> dict[tuple[str, int], int]:
         """The consumer group's committed offsets (-1 where none)."""
         return await asyncio.get_running_loop().run_in_executor(None, self._committed, group, list(tps))
 
     def _committed(self, group: str, tps: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
-        request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p) for t, p in tps])
-        future = self._admin_client().list_consumer_group_offsets([request], request_timeout=self.timeout)[group]
-        return {(tp.topic, tp.partition): tp.offset for tp in future.result(timeout=self.timeout).topic_partitions}
-
-    def _admin_client(self) -> AdminClient:
-        if self._admin is None:
-            self._admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        return self._admin
+        """Through a consumer of the group's id that never joins it (see `readback.Probe` on why not admin)."""
+        if group not in self._readers:
+            self._readers[group] = group_reader(self.bootstrap, group)
+        return committed_offsets(self._readers[group], group, tps, self.timeout)
 
     def _read_all(self, gaps: list[Gap]) -> dict[tuple[str, int], list[Inbound]]:
         out: dict[tuple[str, int], list[Inbound]] = {}
@@ -67,7 +72,8 @@ class GapReader:
 
     def _read(self, gap: Gap) -> list[Inbound]:
         consumer = self._client()
-        low, _ = consumer.get_watermark_offsets(TopicPartition(gap.topic, gap.partition), timeout=self.timeout)
+        low, _ = retrying(lambda: consumer.get_watermark_offsets(TopicPartition(gap.topic, gap.partition),
+                                                                 timeout=self.timeout), "reading watermarks")
         start = max(gap.start, low)  # records removed by retention cannot be read back
         if start >= gap.end:
             return []
@@ -95,6 +101,9 @@ class GapReader:
         if self._consumer is not None:
             self._consumer.close()
             self._consumer = None
+        for reader in self._readers.values():
+            reader.close()
+        self._readers.clear()
 
 
 def _inbound(msg: object) -> Inbound:

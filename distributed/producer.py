@@ -11,7 +11,10 @@ retries from duplicating or reordering records; delivery callbacks, served by
 a background poll thread, count what was sent and what failed. `close()`
 flushes. Records are keyed `tenant/user` with the Java-compatible murmur2
 partitioner, the same one the workers' aiokafka producer uses, so a user's
-turns, commands and derived events share one partition number.
+turns, commands and derived events share one partition number. Transient
+broker errors (a leader election, a broker restart) are retried by librdkafka
+itself, without duplicates, for up to `message.timeout.ms` (120 s); only what
+still fails after that is counted `failed` (and `engram ingest` reports it).
 """
 
 from __future__ import annotations

@@ -14,12 +14,17 @@ the same changelog partition. On the next batch:
 
 Consumer offsets therefore only say where fetching starts; `progress` says
 what is done.
+
+The progress value is a JSON object: `next`, and what must land atomically with
+it (`engram.distributed.chain`: the producer's chain links, the consumer's chain
+heads and held-back records); `meta` hands that object to them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
@@ -49,14 +54,32 @@ class Progress:
     def __init__(self, store: Mapping[bytes, bytes]) -> None:
         self._store = store
         self._next: dict[tuple[str, int], int] = {}
+        self._meta: dict[tuple[str, int], dict[str, Any]] = {}
         self._moved: set[tuple[str, int]] = set()
 
     def next_offset(self, topic: str, partition: int) -> int:
         tp = (topic, partition)
         if tp not in self._next:
-            raw = self._store.get(progress_key(topic, partition))
-            self._next[tp] = int(orjson.loads(raw)["next"]) if raw else 0
+            self._load(tp)
         return self._next[tp]
+
+    def meta(self, topic: str, partition: int) -> dict[str, Any]:
+        """The partition's whole progress value (mutable; changes are written with the progress)."""
+        tp = (topic, partition)
+        if tp not in self._meta:
+            self._load(tp)
+        return self._meta[tp]
+
+    def touch(self, topic: str, partition: int) -> None:
+        """Write this partition's progress value even if no record moved it (its `meta` changed)."""
+        self.next_offset(topic, partition)
+        self._moved.add((topic, partition))
+
+    def _load(self, tp: tuple[str, int]) -> None:
+        raw = self._store.get(progress_key(*tp))
+        value: dict[str, Any] = orjson.loads(raw) if raw else {}
+        self._meta[tp] = value
+        self._next[tp] = int(value.get("next", 0))
 
     def gaps(self, records: Sequence[Inbound]) -> list[Gap]:
         """The ranges to read back before `records` can be handled in order."""
@@ -98,6 +121,8 @@ class Progress:
 
     def writes(self) -> list[StateWrite]:
         """New progress values; written after the states, so a durable progress implies durable states."""
-        return [StateWrite(progress_key(topic, partition), partition,
-                           orjson.dumps({"next": self._next[(topic, partition)]}))
-                for topic, partition in sorted(self._moved)]
+        out = []
+        for topic, partition in sorted(self._moved):
+            value = {**self.meta(topic, partition), "next": self._next[(topic, partition)]}
+            out.append(StateWrite(progress_key(topic, partition), partition, orjson.dumps(value)))
+        return out

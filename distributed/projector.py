@@ -45,12 +45,15 @@ from engram.schemas import topics as t
 from engram.schemas.base import Event
 from engram.schemas.codec import EventDecodeError, decode
 
+from .kafka_retry import KafkaUnavailable, RetryPolicy, retrying
 from .topics import Namespace
 
 log = logging.getLogger("engram.distributed.projector")
 
 PROJECTOR_ROLE = "projectors"
 RETRIES = 5
+COMMIT_RETRY = RetryPolicy(deadline=30.0)
+"""A commit retries transient errors this long; then its offsets wait for the next commit."""
 
 
 @dataclass(frozen=True)
@@ -79,8 +82,12 @@ class ProjectorSettings:
 
 
 def weaviate_prefix(ns: Namespace) -> str:
-    """The collection prefix of a namespace's Weaviate projection (generations do not share one)."""
-    return ns.prefix + (f"g{ns.generation}" if ns.generation else "")
+    """The collection prefix of a namespace's Weaviate projection (generations do not share one).
+
+    `/` cannot be part of a Kafka name, so prefix "a" generation 1 ("a/g1") is never prefix
+    "ag1" generation 0; `collection_prefix` then encodes it injectively.
+    """
+    return ns.prefix + (f"/g{ns.generation}" if ns.generation else "")
 
 
 class AnalyticsWriter:
@@ -166,6 +173,13 @@ def with_backoff(step: Callable[[], T], what: str, on_failure: Callable[[], None
             log.warning("%s failed (attempt %d/%d): %r", what, attempt, RETRIES, exc)
             time.sleep(min(8.0, 0.5 * 2 ** (attempt - 1)))
     raise AssertionError("unreachable")
+
+
+def _assignment(consumer: Consumer) -> list[TopicPartition]:
+    try:
+        return list(consumer.assignment())
+    except (KafkaException, RuntimeError):
+        return []
 
 
 class ProjectorLoop:
@@ -269,12 +283,24 @@ class ProjectorLoop:
                 or time.monotonic() - self._last_analytics >= self.settings.analytics_interval)
 
     def _commit(self, consumer: Consumer, offsets: Offsets) -> None:
+        """Commit, retrying transient errors (a broker restart, a coordinator moving).
+
+        If the commit still fails, the offsets of partitions this consumer still owns go back
+        to the uncommitted set, so the next commit covers them even when no new record comes
+        (`ingest --wait` waits for these commits); a partition that moved in a rebalance is
+        left to its new owner, which applies its records again.
+        """
         try:
-            consumer.commit(offsets=[TopicPartition(tp[0], tp[1], end) for tp, end in offsets.items()],
-                            asynchronous=False)
-        except KafkaException as exc:  # e.g. the partitions moved in a rebalance: their new owner re-applies
+            retrying(lambda: consumer.commit(
+                offsets=[TopicPartition(tp[0], tp[1], end) for tp, end in offsets.items()], asynchronous=False),
+                "projector commit", COMMIT_RETRY)
+        except (KafkaException, KafkaUnavailable) as exc:
             self.counters["commit_failures"] += 1
-            log.warning("projector: commit failed (%s); the records will be applied again", exc)
+            owned = {(tp.topic, tp.partition) for tp in _assignment(consumer)}
+            for tp, end in offsets.items():
+                if tp in owned and end > self._uncommitted.get(tp, -1):
+                    self._uncommitted[tp] = end
+            log.warning("projector: commit failed (%s); will commit again (owned partitions) or re-apply", exc)
 
     def _fatal_on_error(self, step: Callable[[], Any], on_fatal: Callable[[str], None] | None) -> None:
         """Writes retry with backoff inside `step`; a failure that still reaches here stops the projector."""

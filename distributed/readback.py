@@ -1,7 +1,8 @@
 """Reading the distributed runtime back: topics to their end, consumer lag, idleness, folds.
 
-Used by `engram replay`, the tests and the benchmarks; nothing here is on the
-processing path.
+Used by `engram replay`, `engram ingest --wait`, the tests and the benchmarks; nothing
+here is on the processing path. Every broker request retries transient errors
+(`kafka_retry`): right after a topic is created, or while a broker restarts.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import orjson
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 
 from engram.schemas import topics as t
 from engram.schemas.base import Event
@@ -20,8 +21,9 @@ from engram.schemas.codec import EventDecodeError, decode
 from engram.schemas.events import MemoryChanged
 from engram.schemas.memory import MemoryRecord
 
-from .admin import admin_client
 from .app import stages_for
+from .kafka_retry import retrying
+from .offsets import committed_offsets, group_reader
 from .progress import PREFIX
 from .topics import SOURCE_TOPICS, Namespace
 
@@ -48,15 +50,24 @@ def _consumer(bootstrap: str) -> Consumer:
 
 
 class Probe:
-    """One consumer and one admin client for repeated offset questions (close it when done)."""
+    """Consumers for repeated offset questions (close it when done).
+
+    Committed offsets are read with a consumer of the group's id that never joins it
+    (`offsets`), not with the AdminClient, which can abort the process in a broker restart.
+    """
 
     def __init__(self, bootstrap: str, timeout: float = 10.0) -> None:
+        self.bootstrap = bootstrap
         self.timeout = timeout
         self.consumer = _consumer(bootstrap)
-        self.admin = admin_client(bootstrap)
+        self._groups: dict[str, Consumer] = {}
 
     def high_watermarks(self, topics: Iterable[str]) -> dict[tuple[str, int], int]:
         """(topic, partition) -> the offset after the last record, for existing topics."""
+        names = list(topics)
+        return retrying(lambda: self._high_watermarks(names), "reading high watermarks")
+
+    def _high_watermarks(self, topics: list[str]) -> dict[tuple[str, int], int]:
         present = self.consumer.list_topics(timeout=self.timeout).topics
         marks = {}
         for topic in topics:
@@ -66,10 +77,11 @@ class Probe:
         return marks
 
     def committed(self, group: str, tps: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
-        request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p) for t, p in tps])
-        future = self.admin.list_consumer_group_offsets([request], request_timeout=self.timeout)[group]
-        result = future.result(timeout=self.timeout)
-        return {(tp.topic, tp.partition): max(tp.offset, 0) for tp in result.topic_partitions}
+        """The group's committed offsets (0 where none)."""
+        if group not in self._groups:
+            self._groups[group] = group_reader(self.bootstrap, group)
+        return {tp: max(offset, 0) for tp, offset in committed_offsets(self._groups[group], group, tps,
+                                                                       self.timeout).items()}
 
     def lag(self, group: str, topics: Iterable[str]) -> int:
         """Records of `topics` not yet committed by consumer group `group`."""
@@ -79,6 +91,9 @@ class Probe:
 
     def close(self) -> None:
         self.consumer.close()
+        for consumer in self._groups.values():
+            consumer.close()
+        self._groups.clear()
 
     def __enter__(self) -> Probe:
         return self
@@ -156,7 +171,7 @@ class ProgressWatcher:
         if len(self._assigned) == len(self._changelogs) or time.monotonic() - self._listed_at < LIST_EVERY:
             return
         self._listed_at = time.monotonic()
-        present = self._consumer.list_topics(timeout=10).topics
+        present = retrying(lambda: self._consumer.list_topics(timeout=10).topics, "listing topics")
         new = [n for n in self._changelogs if n in present and n not in self._assigned and present[n].partitions]
         if new:
             self._consumer.incremental_assign([TopicPartition(n, p, 0) for n in new for p in present[n].partitions])
@@ -197,12 +212,9 @@ def wait_idle(bootstrap: str, ns: Namespace, role: str = "processors", timeout: 
     try:
         with Probe(bootstrap) as probe:
             while time.monotonic() - start < timeout:
-                try:
-                    watcher.poll()
-                    behind = watcher.behind(probe.high_watermarks(inputs))
-                    marks = probe.high_watermarks(derived)
-                except KafkaException:  # e.g. leadership of just-created topics still settling
-                    behind, marks = -1, None
+                watcher.poll()
+                behind = watcher.behind(probe.high_watermarks(inputs))
+                marks = probe.high_watermarks(derived)
                 if behind == 0 and marks == last:
                     stable_since = stable_since or time.monotonic()
                     if time.monotonic() - stable_since >= settle:

@@ -27,12 +27,13 @@ class Inbound:
 
 @dataclass(frozen=True)
 class Outbound:
-    """One record to produce (a derived event or a dead letter)."""
+    """One record to produce (a derived event or a dead letter); `partition` None means "by key"."""
 
     topic: str
     key: bytes
     value: bytes
     headers: list[tuple[str, bytes]]
+    partition: int | None = None
 
 
 @dataclass(frozen=True)

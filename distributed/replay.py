@@ -25,7 +25,7 @@ from engram.schemas import topics as t
 from engram.schemas.events import SummarySnapshotted
 
 from .readback import fold_memories, high_watermarks, read_topic, unique_events, wait_idle
-from .admin import ensure_topics
+from .admin import admin_client, ensure_topics, topic_partitions
 from .topics import Namespace, all_specs
 
 
@@ -58,9 +58,7 @@ def state_hash(bootstrap: str, ns: Namespace) -> str:
 
 def next_generation(bootstrap: str, prefix: str = "") -> Namespace:
     """The namespace after the highest generation whose memory-changes topic exists."""
-    from .admin import admin_client
-
-    names = admin_client(bootstrap).list_topics(timeout=30).topics
+    names = topic_partitions(admin_client(bootstrap))
     generation = 0
     while Namespace(prefix, generation + 1).topic(t.MEMORY_CHANGES) in names:
         generation += 1

@@ -1,7 +1,10 @@
 """The transport-free half of a distributed stage: Kafka records in, records and state writes out.
 
-`StageRunner.run_batch` decodes each record (upcasting old versions), skips
-what the key's state has already applied, calls the pure processor, and
+`StageRunner.run_batch` decodes each record (upcasting old versions), puts
+derived records back into origin order (`engram.distributed.chain`: a record
+whose predecessor has not arrived is held back), skips what the key's state
+has already applied, calls the pure processor, links the outputs of L0 inputs
+into their chains, and
 returns the derived records and the new table values. It does no I/O and
 holds no business logic; the faust adapter (`engram.distributed.app`) only
 moves its results in the commit order. Bad input becomes a `DeadLettered`
@@ -23,10 +26,12 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from engram.schemas.base import Event, Identifier, derive_id
 from engram.schemas.codec import EventDecodeError, decode, encode
 from engram.schemas.events import DeadLettered
-from engram.schemas.topics import TOPIC_OF_TYPE, topic_for
+from engram.schemas.topics import CATALOGUE, TOPIC_OF_TYPE, topic_for
 from engram.streams.harness import dead_letter
 from engram.streams.processor import Processor, ProcessorContext
 
+from .chain import ChainGate, ChainLinks, link_header
+from .governor import partition_of
 from .progress import Gap, Progress
 from .records import BatchResult, Inbound, Outbound, StateWrite
 from .topics import Namespace
@@ -38,6 +43,7 @@ from .tracking import (
 log = logging.getLogger("engram.distributed.runner")
 
 _IDENTIFIER: TypeAdapter[str] = TypeAdapter(Identifier)
+_PARTITIONS = {topic.name: topic.partitions for topic in CATALOGUE}
 DeadLetterOwner = Callable[[str, str | None], bool]
 """(catalogue topic, event type or None if unknown) -> True if this stage dead-letters such records."""
 
@@ -51,6 +57,32 @@ class _Slot:
     base: bytes | None
     entry: Entry[Any]
     history: list[tuple[Origin, Event]] = field(default_factory=list)
+
+
+@dataclass
+class _Batch:
+    """What one `run_batch` call accumulates: results, key slots, progress and its chain gates and links."""
+
+    store: Mapping[bytes, bytes]
+    progress: Progress
+    result: BatchResult = field(default_factory=BatchResult)
+    slots: dict[bytes, _Slot] = field(default_factory=dict)
+    gates: dict[tuple[str, int], ChainGate] = field(default_factory=dict)
+    links: dict[tuple[str, int], ChainLinks] = field(default_factory=dict)
+
+    def gate(self, record: Inbound) -> ChainGate:
+        tp = (record.topic, record.partition)
+        gate = self.gates.get(tp)
+        if gate is None:
+            gate = self.gates[tp] = ChainGate(self.progress.meta(*tp))
+        return gate
+
+    def link(self, record: Inbound) -> ChainLinks:
+        tp = (record.topic, record.partition)
+        links = self.links.get(tp)
+        if links is None:
+            links = self.links[tp] = ChainLinks(self.progress.meta(*tp))
+        return links
 
 
 class DecodeCache:
@@ -94,6 +126,7 @@ class StageRunner:
         self.cache_size = cache_size
         self.counters: Counter[str] = Counter()
         self._cache: dict[bytes, tuple[bytes, Entry[Any]]] = {}
+        self._partitions: dict[tuple[bytes, int], int] = {}
 
     @property
     def stateful(self) -> bool:
@@ -114,41 +147,51 @@ class StageRunner:
         Records below the stage's progress are skipped; `filled` holds read-back gaps. The
         result's writes are the changed states, then the new progress (the order they must land in).
         """
-        result = BatchResult()
-        slots: dict[bytes, _Slot] = {}
-        progress = Progress(store)
-        handled = 0
-        for record in progress.ordered(records, filled or {}):
+        batch = _Batch(store, Progress(store))
+        result, handled = batch.result, 0
+        for record in batch.progress.ordered(records, filled or {}):
             handled += 1
-            self._one(record, store, slots, result)
+            origin = self._origin(record)
+            for ready in batch.gate(record).admit(record, origin):
+                self._one(ready, self._origin(ready) if ready is not record else origin, batch)
         result.counts["behind_progress"] += len(records) + sum(map(len, (filled or {}).values())) - handled
-        for slot in slots.values():
+        for slot in batch.slots.values():
             self._write(slot, result)
-        result.writes.extend(progress.writes())
+        for (topic, partition), gate in batch.gates.items():
+            if gate.newly_held:
+                result.counts["held_back"] += gate.newly_held
+            if gate.changed:
+                gate.store()
+                batch.progress.touch(topic, partition)
+        result.writes.extend(batch.progress.writes())
         self.counters.update(result.counts)
         return result
 
+    @staticmethod
+    def _origin(record: Inbound) -> Origin:
+        return origin_of(record.topic, record.partition, record.offset, record.headers)
+
     # -- one record -----------------------------------------------------------------
-    def _one(self, record: Inbound, store: Mapping[bytes, bytes], slots: dict[bytes, _Slot],
-             result: BatchResult) -> None:
-        event = self._decode(record, result)
+    def _one(self, record: Inbound, origin: Origin, batch: _Batch) -> None:
+        result = batch.result
+        event = self._decode(record, batch)
         if event is None:
             return
-        origin = origin_of(record.topic, record.partition, record.offset, record.headers)
         key = self.processor.state_key(event)
         if key is None:
             outputs = self._stateless(event, result)
         else:
-            slot = self._slot(key.encode(), record.partition, store, slots)
+            slot = self._slot(key.encode(), record.partition, batch.store, batch.slots)
             if slot.entry.applied.seen(origin, event.event_id):
                 result.counts["replayed"] += 1
                 return
             outputs = self._stateful(slot, origin, event, result)
         result.counts["processed"] += 1
-        self._emit(outputs, origin, result)
+        self._emit(outputs, origin, record, batch)
 
-    def _decode(self, record: Inbound, result: BatchResult) -> Event | None:
+    def _decode(self, record: Inbound, batch: _Batch) -> Event | None:
         """The record's event, or None when it is not this stage's (or is bad: then maybe dead-lettered)."""
+        result = batch.result
         topic = self.ns.catalogue_name(record.topic) or record.topic
         hinted = record.header(TYPE_HEADER)
         hinted_type = hinted.decode(errors="replace") if hinted is not None else None
@@ -157,11 +200,11 @@ class StageRunner:
             return None
         event = self.decoded.decode(record)
         if isinstance(event, EventDecodeError):
-            self._reject(record, topic, None, str(event), result)
+            self._reject(record, topic, None, str(event), batch)
             return None
         problem = _misplaced(event, topic, record.key)
         if problem is not None:
-            self._reject(record, topic, event.type, problem, result)
+            self._reject(record, topic, event.type, problem, batch)
             return None
         if event.type not in self.processor.consumes:
             result.counts["ignored"] += 1
@@ -233,23 +276,39 @@ class StageRunner:
             del self._cache[next(iter(self._cache))]
 
     # -- outputs --------------------------------------------------------------------------
-    def _emit(self, outputs: list[Event], origin: Origin, result: BatchResult) -> None:
+    def _emit(self, outputs: list[Event], origin: Origin, record: Inbound, batch: _Batch) -> None:
         for index, event in enumerate(outputs):
-            result.outputs.append(self._outbound(event, origin.child(index)))
-            result.counts[f"out.{event.type}"] += 1
+            batch.result.outputs.append(self._outbound(event, origin.child(index), record, batch))
+            batch.result.counts[f"out.{event.type}"] += 1
 
-    def _outbound(self, event: Event, origin: Origin) -> Outbound:
-        return Outbound(self.ns.topic(topic_for(event.type)), event.partition_key.encode(), encode(event),
-                        [(ORIGIN_HEADER, origin.header()), (TYPE_HEADER, event.type.encode())])
+    def _outbound(self, event: Event, origin: Origin, record: Inbound, batch: _Batch) -> Outbound:
+        """The record of a derived event; outputs of an L0 record are linked into their chain (`chain`)."""
+        catalogue = topic_for(event.type)
+        topic, key = self.ns.topic(catalogue), event.partition_key.encode()
+        headers = [(ORIGIN_HEADER, origin.header()), (TYPE_HEADER, event.type.encode())]
+        if origin.tp != f"{record.topic}:{record.partition}":
+            return Outbound(topic, key, encode(event), headers)
+        partition = self._partition(key, _PARTITIONS[catalogue])
+        headers.append(link_header(batch.link(record).link(f"{topic}:{partition}", origin.position)))
+        return Outbound(topic, key, encode(event), headers, partition)
 
-    def _reject(self, record: Inbound, topic: str, event_type: str | None, reason: str,
-                result: BatchResult) -> None:
+    def _partition(self, key: bytes, partitions: int) -> int:
+        """The keyed partitioner's choice, cached (murmur2 in Python costs tens of µs; keys are users)."""
+        found = self._partitions.get((key, partitions))
+        if found is None:
+            if len(self._partitions) >= self.cache_size * 5:
+                self._partitions.clear()
+            found = self._partitions[(key, partitions)] = partition_of(key, partitions)
+        return found
+
+    def _reject(self, record: Inbound, topic: str, event_type: str | None, reason: str, batch: _Batch) -> None:
         if not self.owns_dead_letter(topic, event_type):
-            result.counts["skipped_bad"] += 1
+            batch.result.counts["skipped_bad"] += 1
             return
         letter = bad_record_letter(record, topic, self.processor.name, reason)
-        result.outputs.append(self._outbound(letter, Origin(f"{record.topic}:{record.partition}", (record.offset,))))
-        result.counts["dead_lettered"] += 1
+        origin = Origin(f"{record.topic}:{record.partition}", (record.offset,))
+        batch.result.outputs.append(self._outbound(letter, origin, record, batch))
+        batch.result.counts["dead_lettered"] += 1
 
 
 def _misplaced(event: Event, topic: str, key: bytes | None) -> str | None:

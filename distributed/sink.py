@@ -7,7 +7,9 @@ order per partition, and tell me when the broker has them all", which is what
 `Sink.send_all` does: an idempotent producer (acks=all, no reordering on
 retry), the Java-compatible murmur2 partitioner for keyed records (the one
 aiokafka and the SDK use), and one asyncio future per call resolved from the
-delivery callbacks.
+delivery callbacks. librdkafka retries failed sends itself (within
+`message.timeout.ms`, without duplicates); an error at `produce` time that is
+transient (`kafka_retry`) is retried here.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
+from .kafka_retry import Backoff, KafkaUnavailable
 from .topics import MAX_STATE_BYTES
 
 log = logging.getLogger("engram.distributed.sink")
@@ -96,6 +99,7 @@ class Sink:
         await pending.future
 
     async def _produce(self, send: Send, pending: _Pending) -> None:
+        backoff: Backoff | None = None
         while True:
             try:
                 if send.partition is None:
@@ -107,8 +111,13 @@ class Sink:
                 return
             except BufferError:  # local queue full: let the poll thread drain it
                 await asyncio.sleep(0.005)
-            except KafkaException as exc:
-                raise SinkError(str(exc)) from exc
+            except KafkaException as exc:  # e.g. a partition unknown while metadata is refreshed: retried
+                backoff = backoff or Backoff(f"producing to {send.topic}")
+                try:
+                    delay = backoff.failed(exc)
+                except (KafkaException, KafkaUnavailable) as final:
+                    raise SinkError(str(final)) from exc
+                await asyncio.sleep(delay)
 
     def close(self, timeout: float = 30.0) -> None:
         self._producer.flush(timeout)

@@ -9,10 +9,18 @@ The origin of a record is the L0 record it descends from: an L0 record (turn,
 command) is its own origin, `(topic, partition) @ (offset,)`; a derived event
 carries its origin in the `engram-origin` header, extended by its index among
 the outputs of its parent, e.g. the 2nd candidate of the turn at offset 41 is
-`@ (41, 1)`. Per key, origins arrive in increasing order (one user is one
-partition all the way down), except when an upstream stage replays; so an
-input at or below the mark was applied before, and is skipped. The id window
-catches the remaining case, an edge re-sending an event it already sent.
+`@ (41, 1)`. Per key, origins are *applied* in increasing order, so an input
+at or below the mark was applied before, and is skipped. That order is not the
+arrival order: after a rebalance two producers (the old and the new owner of
+a turns partition) can land a later turn's candidates before earlier ones, and
+a mark alone would then skip the earlier ones for good. The chain gate
+(`engram.distributed.chain`) restores it: every derived record of an L0 input
+names its predecessor in its origin partition, and a stage holds a record back
+until its predecessor is applied. So per origin partition the applied
+positions are exactly a prefix of the chain (compactly: its last position),
+whatever order records arrive in; the mark here is that set seen from one key,
+and a position at or below it is a replay. The id window catches the remaining
+case, an edge re-sending an event it already sent.
 
 Because the marks live in the same value as the state, one changelog write
 records both: there is no moment where a state is stored without knowing

@@ -7,6 +7,13 @@ Malformed answers, timeouts, connection errors, 429 and 5xx are retried
 (`retries` times, with backoff); anything else fails at once. When every
 attempt failed, the value is None and the caller takes its fallback. The
 client never raises for a model failure.
+
+Output format (`ENGRAM_LLM_JSON_MODE`): `schema` sends the task's JSON
+schema as `response_format={"type": "json_schema", ...}` (constrained
+decoding on llama.cpp, vLLM, OpenAI), `auto`/`on` send `json_object`, `off`
+nothing. An endpoint that answers 400 about `response_format` is asked again
+one level down (schema -> json_object -> none; only in `auto`/`schema`), and
+the client stays there.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 import openai
 
@@ -32,7 +39,10 @@ T = TypeVar("T")
 Parser = Callable[[str], tuple[T, int]]
 """Answer text -> (value, items dropped by validation); raises AnswerError if unusable."""
 Message = dict[str, str]
+Schema = dict[str, Any]
+Format = Literal["schema", "object", "none"]
 _MAX_ERROR_CHARS = 300
+_DOWNGRADE: dict[Format, Format] = {"schema": "object", "object": "none", "none": "none"}
 
 
 @dataclass(frozen=True)
@@ -79,14 +89,25 @@ class ModelClient:
         self.settings = settings
         self.openai = client or openai_client(settings)
         self.gate = gate or Gate(settings.concurrency, TokenBudget(settings.tokens_per_minute))
-        self.json_mode = settings.json_mode != "off"
+        self.format: Format = {"schema": "schema", "off": "none"}.get(settings.json_mode, "object")  # type: ignore[assignment]
         self.cache_hits = 0
         self._answers: OrderedDict[str, str] = OrderedDict()
         self._sleep = sleep
 
+    @property
+    def json_mode(self) -> bool:
+        """Whether answers are requested as JSON (a schema or `json_object`)."""
+        return self.format != "none"
+
+    @property
+    def prompt_budget(self) -> int | None:
+        """Tokens a prompt may take: the context window less the answer's tokens (None: no window set)."""
+        window = self.settings.context_tokens
+        return max(256, window - self.settings.max_output_tokens) if window else None
+
     def ask(self, task: LLMTask, model: str, messages: Sequence[Message], parse: Parser[T],
-            on_failure: LLMOutcome = "fallback") -> Answer[T]:
-        """One chat completion, parsed by `parse`; see `call`.
+            on_failure: LLMOutcome = "fallback", schema: Schema | None = None) -> Answer[T]:
+        """One chat completion, parsed by `parse`; see `call`. `schema` is the answer's JSON schema.
 
         A prompt answered before (same task, model and messages) is answered
         from memory, with no call and so no call record: a repeated message or
@@ -104,7 +125,7 @@ class ModelClient:
             return result
 
         estimate = sum(estimate_tokens(m["content"]) for m in messages)
-        send = lambda: _read(self._create(model, messages), estimate)  # noqa: E731
+        send = lambda: _read(self._create(task, model, messages, schema), estimate)  # noqa: E731
         answer = self.call(task, model, send, parse_and_keep, estimate + self.settings.max_output_tokens, on_failure)
         if answer.value is not None and answered and self.settings.answer_cache:
             self._answers[key] = answered[-1]
@@ -163,8 +184,13 @@ class ModelClient:
         except AnswerError as exc:
             return _Failure(f"malformed answer: {exc}", True, 0.0, tokens_in, tokens_out)
 
-    def _create(self, model: str, messages: Sequence[Message]) -> Any:
-        extra: dict[str, Any] = {"response_format": {"type": "json_object"}} if self.json_mode else {}
+    def _create(self, task: str, model: str, messages: Sequence[Message], schema: Schema | None) -> Any:
+        extra: dict[str, Any] = {}
+        if self.format == "schema" and schema is not None:
+            extra["response_format"] = {"type": "json_schema",
+                                        "json_schema": {"name": f"engram_{task}", "schema": schema}}
+        elif self.format != "none":
+            extra["response_format"] = {"type": "json_object"}
         return self.openai.chat.completions.create(
             model=model, messages=list(messages), temperature=0,  # type: ignore[arg-type]
             max_tokens=self.settings.max_output_tokens, **extra,
@@ -179,9 +205,10 @@ class ModelClient:
             return _Failure(f"{type(exc).__name__}: {exc}", False)
         status = exc.status_code
         message = f"http {status}: {_message(exc)}"
-        if status == 400 and self.json_mode and self.settings.json_mode == "auto" and "response_format" in message:
-            self.json_mode = False
-            return _Failure(f"json mode unsupported, retrying without: {message}", True)
+        if (status == 400 and self.json_mode and self.settings.json_mode in ("auto", "schema")
+                and "response_format" in message):
+            self.format = _DOWNGRADE[self.format]
+            return _Failure(f"json mode unsupported, retrying with {self.format}: {message}", True)
         return _Failure(message, status in (408, 409, 429) or status >= 500, _retry_after(exc))
 
     def _backoff(self, attempt: int, wait_s: float) -> float:

@@ -15,7 +15,7 @@ from engram.schemas.memory import Candidate, MemoryRecord
 
 from .client import ModelClient
 from .parsing import AnswerError, load_json
-from .prompts import judge_messages
+from .prompts import JUDGE_SCHEMA, judge_messages
 
 Relation = Literal["replace", "append", "same", "skip", "new", "conflict"]
 RELATIONS: tuple[str, ...] = ("replace", "append", "same", "skip", "new", "conflict")
@@ -34,7 +34,7 @@ class LLMJudge:
 
     def judge(self, candidate: Candidate, existing: MemoryRecord) -> Judgement:
         messages = judge_messages(candidate.type.value, existing, candidate.content)
-        answer = self.client.ask("judge", self.model, messages, parse_relation)
+        answer = self.client.ask("judge", self.model, messages, parse_relation, schema=JUDGE_SCHEMA)
         if answer.value is not None:
             relation, reason = answer.value
             return Judgement(cast(Relation, relation), reason, "llm", answer.calls)
@@ -52,7 +52,8 @@ def parse_relation(text: str) -> tuple[tuple[str, str], int]:
         value = value[0]
     if not isinstance(value, dict):
         raise AnswerError("expected a JSON object with a relation")
-    relation = str(value.get("relation") or value.get("action") or "").strip().lower()
+    value = {str(k).strip().lower(): v for k, v in value.items()}
+    relation = str(value.get("relation") or value.get("action") or value.get("decision") or "").strip().lower()
     if relation not in RELATIONS:
         raise AnswerError(f"unknown relation {relation[:30]!r}")
     reason = str(value.get("reason") or "judged by the model").strip()[:_MAX_REASON_CHARS]

@@ -21,7 +21,9 @@ turns everything off. Per task, a model named `off` keeps that task on rules.
 | ENGRAM_LLM_BACKOFF_S | 0.5 | first backoff; doubles per retry; 429 Retry-After honoured up to 10 s |
 | ENGRAM_LLM_CONCURRENCY | 4 | requests in flight at once, per process |
 | ENGRAM_LLM_TPM | 0 | tokens-per-minute budget (0 = unlimited); over budget the rule path is used |
-| ENGRAM_LLM_JSON_MODE | auto | `response_format=json_object`: auto (dropped if the endpoint rejects it), on, off |
+| ENGRAM_LLM_JSON_MODE | auto | `response_format`: auto / on = `json_object` (auto drops it if the endpoint rejects it), schema = the task's JSON schema (constrained decoding; falls back to `json_object`, then none, if rejected), off |
+| ENGRAM_LLM_CONTEXT_TOKENS | 0 | the model's context window; prompts are clipped to fit it with the answer (0 = no limit) |
+| ENGRAM_LLM_MAX_TOKENS | 800 | tokens an answer may take |
 | ENGRAM_LLM_ANSWER_CACHE | 10000 | chat answers remembered per process, by exact prompt (0 = off) |
 """
 
@@ -37,7 +39,7 @@ log = logging.getLogger("engram.llm")
 
 OFF = "off"
 DEFAULT_MODEL = "gpt-4o-mini"
-JsonMode = Literal["auto", "on", "off"]
+JsonMode = Literal["auto", "on", "off", "schema"]
 
 
 class LLMSettings(BaseModel):
@@ -61,6 +63,7 @@ class LLMSettings(BaseModel):
     tokens_per_minute: int = Field(default=0, ge=0)
     json_mode: JsonMode = "auto"
     max_output_tokens: int = Field(default=800, ge=16)
+    context_tokens: int = Field(default=0, ge=0)
     answer_cache: int = Field(default=10_000, ge=0)
 
 
@@ -110,6 +113,8 @@ _NUMBERS: dict[str, tuple[str, type]] = {
     "concurrency": ("ENGRAM_LLM_CONCURRENCY", int),
     "tokens_per_minute": ("ENGRAM_LLM_TPM", int),
     "answer_cache": ("ENGRAM_LLM_ANSWER_CACHE", int),
+    "context_tokens": ("ENGRAM_LLM_CONTEXT_TOKENS", int),
+    "max_output_tokens": ("ENGRAM_LLM_MAX_TOKENS", int),
 }
 
 

@@ -23,7 +23,7 @@ from engram.schemas.memory import SECTION_HEADINGS, SummarySections
 
 from .client import ModelClient
 from .parsing import AnswerError, load_json
-from .prompts import summary_messages
+from .prompts import SUMMARY_SCHEMA, summary_messages
 
 _HEADING_RE = re.compile(r"^\s*\[([A-Z_]+)\]\s*$", re.MULTILINE)
 _NONE = {"(none)", "none", "无", "(无)", "n/a", "-"}
@@ -64,8 +64,9 @@ class LLMSummarizer:
 
     def summarize(self, previous: SummarySections | None,
                   new_messages: Sequence[SummaryMessage]) -> SummaryResult:
-        messages = summary_messages(previous, new_messages)
-        answer = self.client.ask("summarize", self.model, messages, self._parse, on_failure="error")
+        messages = summary_messages(previous, new_messages, self.client.prompt_budget)
+        answer = self.client.ask("summarize", self.model, messages, self._parse, on_failure="error",
+                                 schema=SUMMARY_SCHEMA)
         if answer.value is None:
             return SummaryResult(sections=previous or SummarySections(), summarizer="llm", error=answer.error,
                                  latency_ms=answer.latency_ms, ok=False, calls=answer.calls)
@@ -102,7 +103,7 @@ def _sections_of(text: str) -> dict[str, Any]:
         raise AnswerError("expected a JSON object with the five sections")
     inner = value.get("summary")
     value = inner if isinstance(inner, dict) else value
-    return {str(k).strip().strip("[]").lower(): v for k, v in value.items()}
+    return {str(k).strip().strip("[]").lower().replace(" ", "_"): v for k, v in value.items()}
 
 
 def _bracketed(text: str) -> dict[str, Any]:

@@ -27,16 +27,23 @@ def tenant_name(tenant: str) -> str:
 
 
 def collection_prefix(namespace: str) -> str:
-    """A valid collection-name prefix for a deployment namespace ("" stays ""): "test-3f.a" -> "Test3fA".
+    """A collection-name prefix for a deployment namespace, injective: two namespaces never share one.
 
-    Weaviate class names are letters and digits starting with a capital; each
-    namespace gets its own six collections, so tests and rebuilds never mix.
+    Weaviate class names are ASCII letters, digits and `_`, starting with a capital, and
+    Weaviate may compare them without case; so lowercase letters and digits stay as they
+    are and every other character (capitals, `-`, `.`, `_`, non-ASCII) becomes `_` and
+    the two hex digits of each of its UTF-8 bytes, after a leading `E`: "test-3f." ->
+    "Etest_2d3f_2e", "probe-a" / "probe_a" / "probeA" -> "Eprobe_2da" / "Eprobe_5fa" /
+    "Eprobe_41". The result has no capital after the first letter, so prefix + collection
+    name ("EngramMemory", ...) decodes back to one namespace and one collection. "" stays "".
     """
-    words = [w for w in re.split(r"[^A-Za-z0-9]+", namespace) if w]
-    joined = "".join(w[:1].upper() + w[1:] for w in words)
-    if joined and not joined[0].isalpha():
-        joined = "N" + joined
-    return joined
+    if not namespace:
+        return ""
+    return "E" + "".join(
+        ch if ch in _PLAIN else "".join(f"_{byte:02x}" for byte in ch.encode("utf-8")) for ch in namespace)
+
+
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
 def object_id(kind: str, tenant: str, user: str, *key: str) -> str:

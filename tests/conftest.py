@@ -11,8 +11,10 @@ from tests.drivers import Driver, EmbeddedDriver
 
 pytest_plugins = ["tests.services"]
 
-RUNTIMES = ["embedded", "embedded-use", "distributed"]
-"""`embedded-use`: the embedded runtime with the USE embedder (ENGRAM_EMBEDDER=use)."""
+RUNTIMES = ["embedded", "embedded-use", pytest.param("distributed", marks=[pytest.mark.kafka, pytest.mark.weaviate])]
+"""`embedded-use`: the embedded runtime with the USE embedder (ENGRAM_EMBEDDER=use). The distributed param
+carries its service markers from collection on: `-m "not kafka"` deselects it (a marker added while the test
+runs, `request.applymarker`, comes too late for `-m`)."""
 
 
 @pytest.fixture(params=RUNTIMES)
@@ -40,8 +42,6 @@ def _distributed(request: pytest.FixtureRequest, tmp_path: Path) -> Driver:
     import_client("weaviate", "weaviate")
     bootstrap = request.getfixturevalue("kafka_bootstrap")
     endpoint = request.getfixturevalue("weaviate_endpoint")
-    for marker in ("kafka", "weaviate"):
-        request.applymarker(getattr(pytest.mark, marker))
     from tests.distributed_driver import Deployment, DistributedDriver
 
     return DistributedDriver(Deployment(bootstrap, endpoint.url, endpoint.grpc_port, tmp_path))

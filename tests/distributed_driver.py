@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from engram.distributed.admin import admin_client, delete_topics, ensure_topics
+from engram.distributed.admin import delete_namespace, ensure_topics
 from engram.distributed.facade import DistributedRuntime, Endpoints
 from engram.distributed.rebuild import merged_records, rebuild_weaviate
 from engram.distributed.replay import worker_command
@@ -51,9 +51,7 @@ class Deployment:
     def close(self) -> None:
         """Stop the worker, then delete the namespace's topics (the caller drops its collections)."""
         self.worker.stop()
-        names = [n for n in admin_client(self.endpoints.bootstrap).list_topics(timeout=30).topics
-                 if n.startswith(self.ns.prefix)]
-        delete_topics(self.endpoints.bootstrap, names)
+        delete_namespace(self.endpoints.bootstrap, self.ns.prefix)
 
 
 class DistributedDriver(StoreReads):

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
-from tests.services import import_client
+from tests.services import SERVICES_SCRIPT, free_port, import_client, unavailable
 
 import_client("confluent_kafka", "kafka")
 import_client("faust", "kafka")
 
-from engram.distributed.admin import admin_client, delete_topics, ensure_topics  # noqa: E402
+from engram.distributed.admin import delete_namespace, ensure_topics  # noqa: E402
 from engram.distributed.producer import TurnProducer  # noqa: E402
 from engram.distributed.readback import read_topic, unique_events, wait_idle  # noqa: E402
 from engram.distributed.replay import worker_command  # noqa: E402
@@ -69,5 +73,90 @@ def cluster(kafka_bootstrap: str, tmp_path: Path) -> Iterator[Cluster]:
     yield c
     for worker in c.workers:
         worker.stop()
-    names = [n for n in admin_client(kafka_bootstrap).list_topics(timeout=30).topics if n.startswith(ns.prefix)]
-    delete_topics(kafka_bootstrap, names)
+    delete_namespace(kafka_bootstrap, ns.prefix)
+
+
+class PrivateBroker:
+    """A Kafka broker of this test alone (own ports, own data dir), for fault tests: kill it, start it again.
+
+    Started with `deploy/local/services up kafka` and ENGRAM_KAFKA_PORT / ENGRAM_KAFKA_CONTROLLER_PORT /
+    ENGRAM_SERVICES_DIR, so the shared broker is never touched; stopped by the pid its pid file holds.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.port, self.controller_port = free_port(), free_port()
+        while self.controller_port == self.port:
+            self.controller_port = free_port()
+        self.folder = folder
+        self.env = {**os.environ, "ENGRAM_KAFKA_PORT": str(self.port),
+                    "ENGRAM_KAFKA_CONTROLLER_PORT": str(self.controller_port), "ENGRAM_SERVICES_DIR": str(folder)}
+        self.bootstrap = f"127.0.0.1:{self.port}"
+        self.starts = 0
+
+    @property
+    def pid_file(self) -> Path:
+        return self.folder / "kafka" / "kafka.pid"
+
+    def pid(self) -> int | None:
+        text = self.pid_file.read_text().strip() if self.pid_file.exists() else ""
+        return int(text) if text.isdigit() and _running(int(text)) else None
+
+    def start(self, timeout: float = 180.0) -> float:
+        """`services up kafka` on the same data dir (a restart keeps every topic); returns the seconds taken."""
+        began = time.monotonic()
+        done = subprocess.run([str(SERVICES_SCRIPT), "up", "kafka"], env=self.env, capture_output=True,  # noqa: S603
+                              text=True, timeout=timeout, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"private broker did not start:\n{done.stderr[-3000:]}")
+        self.starts += 1
+        return time.monotonic() - began
+
+    def kill(self) -> None:
+        """SIGKILL the broker process by its pid (no controlled shutdown) and wait until it is gone."""
+        pid = self.pid()
+        if pid is None:
+            return
+        os.kill(pid, signal.SIGKILL)
+        _wait_gone(pid)
+
+    def stop(self) -> None:
+        pid = self.pid()
+        if pid is None:
+            return
+        os.kill(pid, signal.SIGTERM)
+        if not _wait_gone(pid, 30.0):
+            os.kill(pid, signal.SIGKILL)
+            _wait_gone(pid)
+
+
+def _running(pid: int) -> bool:
+    """True while `pid` lives and is not a zombie (the broker is not our child, so no wait())."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _wait_gone(pid: int, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while _running(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.fixture
+def private_kafka(tmp_path: Path) -> Iterator[PrivateBroker]:
+    """A Kafka broker this test may kill and restart (marked `kafka` at collection, like `kafka_bootstrap`)."""
+    broker = PrivateBroker(tmp_path / "private-kafka")
+    try:
+        broker.start()
+    except (OSError, RuntimeError, subprocess.TimeoutExpired) as exc:
+        broker.stop()
+        unavailable("kafka", f"a private broker for the fault test: {exc}")
+    try:
+        yield broker
+    finally:
+        broker.stop()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -11,6 +10,8 @@ import orjson
 import pytest
 
 from engram.distributed.app import dead_letter_owner, stages_for
+from engram.distributed.chain import ChainGate, link_header
+from engram.distributed.governor import partition_of
 from engram.distributed.runner import Inbound, Outbound, StageRunner
 from engram.distributed.topics import Namespace
 from engram.distributed.tracking import TYPE_HEADER, Applied, Origin, decode_entry, encode_entry, origin_of
@@ -23,7 +24,7 @@ from engram.streams.summarize import SessionSummaryState  # a small pydantic sta
 from tests.distributed.helpers import edge_events, mismatch, reference
 
 NS = Namespace("unit.")
-PARTITIONS = 3
+PARTITIONS = t.TURNS.partitions
 
 
 # -- tracking -------------------------------------------------------------------------------
@@ -59,7 +60,12 @@ def test_an_entry_keeps_state_and_marks_in_one_value() -> None:
 
 # -- a simulated broker ---------------------------------------------------------------------------
 def _partition(key: bytes) -> int:
-    return zlib.crc32(key) % PARTITIONS
+    return partition_of(key, PARTITIONS)  # the broker's keyed partitioner
+
+
+def _destination(out: Outbound) -> int:
+    part = getattr(out, "partition", None)
+    return _partition(out.key) if part is None else part
 
 
 @dataclass
@@ -75,9 +81,10 @@ class SimKafka:
     crashes: int = 0
     skips: int = 0
 
-    def append(self, topic: str, key: bytes, value: bytes, headers: Sequence[tuple[str, bytes]] = ()) -> None:
+    def append(self, topic: str, key: bytes, value: bytes, headers: Sequence[tuple[str, bytes]] = (),
+               partition: int | None = None) -> None:
         parts = self.logs.setdefault(topic, [[] for _ in range(PARTITIONS)])
-        part = _partition(key)
+        part = _partition(key) if partition is None else partition
         parts[part].append(Inbound(topic, part, len(parts[part]), key, value, 1.0, tuple(headers)))
 
     def runners(self) -> list[StageRunner]:
@@ -161,7 +168,7 @@ class SimKafka:
 
     def _deliver(self, outputs: list[Outbound]) -> None:
         for out in outputs:
-            self.append(out.topic, out.key, out.value, out.headers)
+            self.append(out.topic, out.key, out.value, out.headers, _destination(out))
 
     def derived(self) -> dict[str, Event]:
         found: dict[str, Event] = {}
@@ -289,3 +296,96 @@ def test_a_processor_failure_dead_letters_the_event_and_keeps_the_rest_of_the_ba
 def _states(writes: list) -> dict:  # type: ignore[type-arg]
     """Key -> state JSON (applied marks and progress left out)."""
     return {w.key: w.value.partition(b"\n")[2] for w in writes if not w.key.startswith(b"\x00")}
+
+
+# -- two producers of one origin partition (a rebalance) ------------------------------------------
+def _extract_all(sim: SimKafka) -> list[Outbound]:
+    """Extract every turn in one batch per partition, as the old owner did; commits its progress."""
+    extract, turns = _runner("extract"), NS.topic(t.TURNS)
+    table = sim.tables.setdefault("extract", {})
+    outputs: list[Outbound] = []
+    for part in range(PARTITIONS):
+        log = sim.logs[turns][part]
+        result = extract.run_batch(log, table)
+        outputs += result.outputs
+        for w in result.writes:
+            table[w.key] = w.value
+        sim.committed[("extract", turns, part)] = len(log)
+    return outputs
+
+
+def _interleaved(candidates: list[Outbound]) -> list[Outbound]:
+    """What lands after a rebalance: the new owner's first quarter, the old owner's late third quarter, the rest."""
+    n = len(candidates)
+    return candidates[: n // 4] + candidates[n // 2: 3 * n // 4] + candidates[n // 4:]
+
+
+@pytest.mark.parametrize("seed", [41, 42, 43])
+def test_candidates_landing_out_of_origin_order_are_all_applied_in_origin_order(seed: int) -> None:
+    """The issue-16 loss: a later turn's candidates land before earlier ones (old and new owner both produce).
+
+    A high-water mark skipped the earlier ones for good; the chain gate holds the later ones back until
+    the gap is filled, so consolidation derives exactly what an in-order run derives.
+    """
+    events = edge_events(seed, 300, users=4)
+    sim = SimKafka(random.Random(seed))
+    _feed(sim, events)
+    outputs = _extract_all(sim)
+    candidates = NS.topic(t.CANDIDATES)
+    by_partition: dict[int, list[Outbound]] = {}
+    for out in outputs:
+        if out.topic == candidates:
+            by_partition.setdefault(_destination(out), []).append(out)
+        else:
+            sim._deliver([out])  # noqa: SLF001
+    assert sum(len(c) >= 20 for c in by_partition.values()) >= 2
+    for group in by_partition.values():
+        sim._deliver(_interleaved(group))  # noqa: SLF001
+    sim.run()
+    assert mismatch(reference(events), sim.derived()) == ""
+
+
+def test_a_held_back_record_survives_a_crash_in_the_progress_value() -> None:
+    """Records held back by the gate are stored with the progress: a new runner on the table releases them."""
+    events = edge_events(5, 200, users=2)
+    sim = SimKafka(random.Random(5))
+    _feed(sim, events)
+    group = [o for o in _extract_all(sim) if o.topic == NS.topic(t.CANDIDATES)]
+    part = _destination(group[0])
+    group = [o for o in group if _destination(o) == part]
+    n = len(group)
+    assert n >= 8
+    consolidate, table = _runner("consolidate"), sim.tables.setdefault("consolidate", {})
+    sim._deliver(group[n // 2:] + group[: n // 2])  # noqa: SLF001 - the later half first
+    log = sim.logs[NS.topic(t.CANDIDATES)][part]
+    first = consolidate.run_batch(log[: n - n // 2], table)
+    assert first.counts["held_back"] == n - n // 2 and first.counts["processed"] == 0
+    for w in first.writes:
+        table[w.key] = w.value
+    second = _runner("consolidate").run_batch(log[n - n // 2:], table)  # a fresh process: only the table
+    assert second.counts["processed"] == n
+    assert second.counts["held_back"] == 0
+
+
+def _linked(offset: int, position: tuple[int, ...], prev: tuple[int, ...] | None) -> Inbound:
+    origin = Origin("unit.engram.turns:0", position)
+    return Inbound(NS.topic(t.CANDIDATES), 0, offset, b"t1/u1", b"{}", 1.0,
+                   (("engram-origin", origin.header()), link_header(prev)))
+
+
+def test_the_chain_gate_releases_in_origin_order_and_passes_duplicates_to_the_key_marks() -> None:
+    gate = ChainGate({"next": 0})
+    arrivals = [_linked(0, (1, 0), None), _linked(1, (5, 0), (3, 1)), _linked(2, (5, 1), (5, 0)),
+                _linked(3, (5, 0), (3, 1)), _linked(4, (3, 0), (1, 0)), _linked(5, (3, 1), (3, 0)),
+                _linked(6, (3, 0), (1, 0))]
+    released = [r.offset for a in arrivals for r in gate.admit(a, origin_of(a.topic, 0, a.offset, a.headers))]
+    assert released == [0, 4, 5, 1, 2, 6]  # the held (5, *) after (3, 1); the re-sent (5, 0) was held once
+    assert gate.heads == {"unit.engram.turns:0": [5, 1]} and gate.held == []
+    gate.store()
+    assert ChainGate(gate.meta).heads == gate.heads
+
+
+def test_a_gate_on_progress_written_before_chains_existed_does_not_wait_for_a_predecessor() -> None:
+    record = _linked(9, (7, 0), (6, 0))
+    assert list(ChainGate({"next": 9}).admit(record, origin_of(record.topic, 0, 9, record.headers))) == [record]
+    assert list(ChainGate({"next": 0}).admit(record, origin_of(record.topic, 0, 9, record.headers))) == []

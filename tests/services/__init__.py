@@ -55,7 +55,8 @@ SERVICE_MARKERS = {
     "clickhouse": "needs the ClickHouse engine (chDB or a server)",
     "llm": "needs the scripted OpenAI-compatible server",
 }
-FIXTURE_MARKERS = {"kafka_bootstrap": "kafka", "weaviate_endpoint": "weaviate", "clickhouse_dsn": "clickhouse"}
+FIXTURE_MARKERS = {"kafka_bootstrap": "kafka", "private_kafka": "kafka", "weaviate_endpoint": "weaviate",
+                   "clickhouse_dsn": "clickhouse"}
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,14 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{name}: {doc}")
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects (pytest's own modifyitems hook)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark, at collection, every test whose fixture closure holds a service fixture.
+
+    A fixture that needs a service only for some params (the `engram` runtime fixture)
+    takes the markers on that param (`pytest.param(..., marks=...)`) instead: a marker
+    applied while the test runs comes too late for `-m "not kafka"`.
+    """
     for item in items:
         for fixture, marker in FIXTURE_MARKERS.items():
             if fixture in getattr(item, "fixturenames", ()) and item.get_closest_marker(marker) is None:
