@@ -14,6 +14,7 @@ the medians, and a table.
     python -m bench.ingest_throughput                      # 20,000 turns, 3 repetitions
     python -m bench.ingest_throughput --turns 5000 --repeat 5
     python -m bench.ingest_throughput --profile bench/results/ingest.prof.txt
+    python -m bench.ingest_throughput --turns 2000 --repeat 1 --embedder use   # the USE embedder
 
 Encryption (crypto-shredding, SPEC §7) is on by default, as in the runtime.
 Every repetition is also run with it off (ENGRAM_ENCRYPTION=off), and the
@@ -207,8 +208,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="do not also run each repetition with encryption off")
     parser.add_argument("--encryption", choices=("on", "off"), default="on", help=argparse.SUPPRESS)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--embedder", choices=("hashing", "use"), default=None,
+                        help="the runtime's embedder (sets ENGRAM_EMBEDDER for every repetition)")
     args = parser.parse_args(argv)
 
+    if args.embedder:
+        os.environ["ENGRAM_EMBEDDER"] = args.embedder
     if args.worker:
         emit(run_once(args.turns, args.seed, args.users, batch_size=args.batch_size,
                       encryption=args.encryption == "on"))

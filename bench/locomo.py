@@ -3,6 +3,7 @@
     python -m bench.locomo ../shared/data/locomo/                  # Engram + BM25 + dense + hybrid
     python -m bench.locomo ../shared/data/locomo/ --no-baselines   # Engram only
     python -m bench.locomo DIR --limit-conversations 1 --limit-questions 20
+    python -m bench.locomo DIR --embedder hashing --embedder use   # a row per embedder, same run
 
 Each conversation file (`*.json`, LoCoMo-10 layout) becomes ONE user
 (tenant `locomo`, user `conv-<file stem>`). Every turn goes through the normal
@@ -225,7 +226,9 @@ class Tally:
 
 # -- systems ---------------------------------------------------------------------------------------------
 
-def engram_context(candidate_limit: int | None, deadline_ms: float) -> Any:
+def engram_context(candidate_limit: int | None, deadline_ms: float, embedder: str | None = None) -> Any:
+    import os
+
     from engram.core.config import DEFAULT_CONFIG
     from engram.runtime.context import default_context
 
@@ -233,7 +236,10 @@ def engram_context(candidate_limit: int | None, deadline_ms: float) -> Any:
     if candidate_limit:
         update["candidate_limit"] = candidate_limit
     config = DEFAULT_CONFIG.model_copy(update={"recall": DEFAULT_CONFIG.recall.model_copy(update=update)})
-    return default_context(config)
+    env = dict(os.environ)
+    if embedder:
+        env["ENGRAM_EMBEDDER"] = embedder
+    return default_context(config, env)
 
 
 def ingest_conversation(runtime: Any, conv: Conversation) -> dict[str, Any]:
@@ -306,7 +312,7 @@ def baseline_rankings(conv: Conversation, questions: Sequence[Question], dense_m
 
 # -- main ------------------------------------------------------------------------------------------------
 
-SYSTEMS = ("engram", "bm25", "dense_minilm", "hybrid_rrf")
+BASELINES = ("bm25", "dense_minilm", "hybrid_rrf")
 BENCH_MD_BASELINES = {  # BENCH.md, all ten conversations, 1,536 questions
     "bm25": (0.573, 0.694), "dense_minilm": (0.516, 0.717), "hybrid_rrf": (0.604, 0.779),
 }
@@ -315,8 +321,9 @@ BENCH_MD_BASELINES = {  # BENCH.md, all ten conversations, 1,536 questions
 def run(folder: Path, *, baselines: bool = True, dense: bool = True, limit_conversations: int | None = None,
         limit_questions: int | None = None, recall_limit: int = 200, recall_budget: int = 100_000,
         candidate_limit: int | None = None, deadline_ms: float = 5000.0, data_dir: Path | None = None,
-        model_dir: str | None = None, out: Any = None) -> list[dict[str, Any]]:
-    """Run the benchmark; emit and return the JSON records."""
+        model_dir: str | None = None, out: Any = None, embedders: Sequence[str] = ("hashing",)
+        ) -> list[dict[str, Any]]:
+    """Run the benchmark; emit and return the JSON records. One Engram row per embedder."""
     from engram.runtime.engine import EmbeddedRuntime
 
     records: list[dict[str, Any]] = []
@@ -342,43 +349,39 @@ def run(folder: Path, *, baselines: bool = True, dense: bool = True, limit_conve
         "max_evidence_span": MAX_EVIDENCE_SPAN, "recall_limit": recall_limit, "recall_token_budget": recall_budget,
         "candidate_limit": candidate_limit or "default", "deadline_ms": deadline_ms,
         "baselines": baselines, "dense": (str(dense_model.model_dir) if dense_model else dense_error),
+        "embedders": list(embedders),
         "machine": machine_info(),
     }
     record(settings)
 
     tallies: dict[str, dict[str, Tally]] = defaultdict(dict)
     conv_info: dict[str, dict[str, Any]] = {}
+    engines = [f"engram[{kind}]" for kind in embedders]
+    systems_order = (*engines, *BASELINES)
     with tempfile.TemporaryDirectory(prefix="engram-locomo-") as tmp:
-        runtime = EmbeddedRuntime(data_dir or Path(tmp) / "data", ctx=engram_context(candidate_limit, deadline_ms))
-        try:
+        for kind, engine in zip(embedders, engines):
+            folder = (data_dir / kind) if data_dir else Path(tmp) / kind
+            runtime = EmbeddedRuntime(folder, ctx=engram_context(candidate_limit, deadline_ms, kind))
+            try:
+                for conv in conversations:
+                    questions = conv.questions[:limit_questions] if limit_questions else conv.questions
+                    info = ingest_conversation(runtime, conv)
+                    ranks, recall_info = engram_rankings(runtime, conv, questions, recall_limit, recall_budget)
+                    info.update(recall_info)
+                    info["skipped_no_evidence"] = conv.skipped_no_evidence
+                    info["skipped_category_5"] = conv.skipped_category_5
+                    conv_info[f"{conv.name} {kind}"] = info
+                    _tally(tallies, engine, conv, questions, ranks, record, info)
+            finally:
+                runtime.close()
+        if baselines:
             for conv in conversations:
                 questions = conv.questions[:limit_questions] if limit_questions else conv.questions
-                info = ingest_conversation(runtime, conv)
-                ranks, recall_info = engram_rankings(runtime, conv, questions, recall_limit, recall_budget)
-                info.update(recall_info)
-                systems = {"engram": ranks}
-                if baselines:
-                    start = time.perf_counter()
-                    systems.update(baseline_rankings(conv, questions, dense_model))
-                    info["baseline_seconds"] = round(time.perf_counter() - start, 3)
-                info["skipped_no_evidence"] = conv.skipped_no_evidence
-                info["skipped_category_5"] = conv.skipped_category_5
-                conv_info[conv.name] = info
-                for system, rankings in systems.items():
-                    tally = Tally()
-                    for q, ranking in zip(questions, rankings):
-                        tally.add(q.category, score_ranking(ranking, q.evidence))
-                    tallies[system][conv.name] = tally
-                    rec = {"kind": "locomo_result", "system": system, "conversation": conv.name,
-                           **tally.metrics()}
-                    if system == "engram":
-                        rec["engram"] = info
-                    record(rec)
-        finally:
-            runtime.close()
+                for system, rankings in baseline_rankings(conv, questions, dense_model).items():
+                    _tally(tallies, system, conv, questions, rankings, record, None)
 
     overall: dict[str, dict[str, Any]] = {}
-    for system in SYSTEMS:
+    for system in systems_order:
         if system not in tallies:
             continue
         merged = Tally([row for t in tallies[system].values() for row in t.rows])
@@ -386,19 +389,32 @@ def run(folder: Path, *, baselines: bool = True, dense: bool = True, limit_conve
         rec = {"kind": "locomo_result", "system": system, "conversation": "all", **overall[system]}
         if system in BENCH_MD_BASELINES:
             rec["bench_md_reference"] = dict(zip(("any_at_10", "any_at_1000tok"), BENCH_MD_BASELINES[system]))
-        if system == "engram":
+        if system.startswith("engram"):
             rec["peak_rss_mib"] = peak_rss_mib()
         record(rec)
 
-    _print_tables(tallies, overall, conv_info, settings, out)
+    _print_tables(tallies, overall, conv_info, settings, out, systems_order)
     return records
 
 
+def _tally(tallies: dict[str, dict[str, Tally]], system: str, conv: Conversation, questions: Sequence[Question],
+           rankings: list[list[RankedItem]], record: Any, info: dict[str, Any] | None) -> None:
+    tally = Tally()
+    for q, ranking in zip(questions, rankings):
+        tally.add(q.category, score_ranking(ranking, q.evidence))
+    tallies[system][conv.name] = tally
+    rec = {"kind": "locomo_result", "system": system, "conversation": conv.name, **tally.metrics()}
+    if info is not None:
+        rec["engram"] = info
+    record(rec)
+
+
 def _print_tables(tallies: dict[str, dict[str, Tally]], overall: dict[str, dict[str, Any]],
-                  conv_info: dict[str, dict[str, Any]], settings: dict[str, Any], out: Any) -> None:
+                  conv_info: dict[str, dict[str, Any]], settings: dict[str, Any], out: Any,
+                  systems: Sequence[str]) -> None:
     stream = out or sys.stdout
     rows = []
-    for system in SYSTEMS:
+    for system in systems:
         if system not in tallies:
             continue
         for name, tally in tallies[system].items():
@@ -407,12 +423,12 @@ def _print_tables(tallies: dict[str, dict[str, Tally]], overall: dict[str, dict[
         m = overall[system]
         ref = BENCH_MD_BASELINES.get(system)
         rows.append([system, "all", m["questions"], m["any_at_10"], m["any_at_1000tok"],
-                     f"{ref[0]:.3f} / {ref[1]:.3f}" if ref else ("0.75 / 0.90 target" if system == "engram" else "")])
+                     f"{ref[0]:.3f} / {ref[1]:.3f}" if ref else ("0.75 / 0.90 target" if system.startswith("engram") else "")])
     print(file=stream)
     print(table(["system", "conv", "questions", "any@10", "any@1000tok", "BENCH.md (10 convs)"],
                 [r + [""] * (6 - len(r)) for r in rows]), file=stream)
     cat_rows = []
-    for system in SYSTEMS:
+    for system in systems:
         if system in overall:
             cats = overall[system]["by_category"]
             cat_rows.append([system] + [f"{cats[str(c)]['any_at_10']} / {cats[str(c)]['any_at_1000tok']} "
@@ -445,13 +461,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="override config recall.candidate_limit (default: the product's)")
     parser.add_argument("--deadline-ms", type=float, default=5000.0,
                         help="recall deadline for this run (quality, not latency, is measured here)")
+    parser.add_argument("--embedder", action="append", default=None, choices=("hashing", "use"),
+                        help="Engram's embedder (repeat for a row per embedder; default: hashing)")
     parser.add_argument("--data", type=Path, default=None, help="keep the Engram data folder here")
     parser.add_argument("--model-dir", default=None, help="all-MiniLM-L6-v2 folder (default: the packaged one)")
     args = parser.parse_args(argv)
     run(args.folder, baselines=args.baselines, dense=args.dense, limit_conversations=args.limit_conversations,
         limit_questions=args.limit_questions, recall_limit=args.recall_limit, recall_budget=args.recall_budget,
         candidate_limit=args.candidate_limit, deadline_ms=args.deadline_ms, data_dir=args.data,
-        model_dir=args.model_dir)
+        model_dir=args.model_dir, embedders=tuple(args.embedder or ("hashing",)))
     return 0
 
 

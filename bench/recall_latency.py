@@ -32,6 +32,7 @@ collection in Python on each search (local Qdrant), about 1.5 s per question at 
     python -m bench.recall_latency --no-weaviate --no-mem0   # embedded only
     python -m bench.recall_latency --sizes 100,1000 --users-per-size 50 --queries 100
     python -m bench.recall_latency --profile bench/results/recall_profile.txt
+    python -m bench.recall_latency --no-weaviate --no-mem0 --embedder use --sizes 10000 --users-per-size 1
     OPENBLAS_NUM_THREADS=1 python -m bench.recall_latency --no-weaviate --no-mem0   # one BLAS thread
 
 Besides wall-clock percentiles, the table gives the process CPU time of the same calls
@@ -179,6 +180,9 @@ def _clear_embedding_cache(embedder: Any) -> None:
     one = getattr(embedder, "_one", None)
     if one is not None and hasattr(one, "cache_clear"):
         one.cache_clear()
+    cache = getattr(embedder, "_cache", None)  # the USE embedder's text cache
+    if cache is not None and hasattr(cache, "clear"):
+        cache.clear()
 
 
 def timed_pass(target: Target, group: Group, queries: list[tuple[str, str]], embedder: Any,
@@ -350,6 +354,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-weaviate-data", action="store_true", help="leave the bench tenants in Weaviate")
     parser.add_argument("--workdir", default=None, help="where SQLite / mem0 files go (default: a temp dir on tmpfs)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--embedder", choices=("hashing", "use"), default="hashing",
+                        help="Engram's embedder (the question is embedded inside the timed span)")
     parser.add_argument("--profile", nargs="?", const="", default=None, metavar="PATH",
                         help="cProfile the embedded path at the largest size (report to PATH if given)")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -366,13 +372,14 @@ def main(argv: list[str] | None = None) -> int:
             print(message, file=sys.stderr, flush=True)
 
     from engram.core.config import DEFAULT_CONFIG
-    from engram.core.embedding import HashingEmbedder
+    from engram.core.embedding import calibrated, make_embedder
     from engram.projections.embedded_store import EmbeddedStore
     from engram.runtime.log import open_database
 
     config = DEFAULT_CONFIG.model_copy(update={"recall": DEFAULT_CONFIG.recall.model_copy(
         update={"deadline_ms": DEADLINE_MS})})
-    embedder = HashingEmbedder(config.embedder.dimensions)
+    embedder = make_embedder(args.embedder, config.embedder.dimensions)
+    config = calibrated(config, embedder)
     workdir, own_workdir = _workdir(args.workdir)
     machine = machine_info()
     groups = make_groups(args.sizes, users, args.sample_users, args.queries, args.warmup, args.seed)

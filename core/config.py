@@ -45,14 +45,23 @@ class RecallWeights(_Section):
     importance: float = 0.2
     bigram: float = 0.6
     contains: float = 0.4
+    lexical: float = 0.7
+    """Share of `match` from the lexical channel (BM25 and phrase overlap)..."""
+    semantic: float = 0.3
+    """...and from the semantic channel (the embedder's cosine); the two sum to 1."""
+    bm25: float = 0.5
+    """Inside `lexical`: the share of BM25 (the rest is the bigram/contains phrase score)."""
 
 
 class RecallConfig(_Section):
     weights: RecallWeights = RecallWeights()
     half_life_hours: float = 24.0 * 365
+    decay_floor: float = Field(default=0.5, ge=0.0, le=1.0)
+    """Decay never drops below this: old facts of a long history are not buried."""
     min_score: float = 0.25
     semantic_match_cosine: float = 0.50
-    """A memory sharing no term with the question is still a candidate above this cosine."""
+    """A memory sharing no term with the question is still a candidate above this cosine (an embedder
+    with its own calibration, `related_cosine`, uses that instead: USE's cosines run lower)."""
     token_budget: int = 1024
     recent_rounds: int = 5
     deadline_ms: float = 300.0
@@ -68,6 +77,12 @@ class RecallConfig(_Section):
                 "recall weights match + decay + importance must sum to 1, got "
                 f"{w.match} + {w.decay} + {w.importance}"
             )
+        if not math.isclose(w.lexical + w.semantic, 1.0, abs_tol=1e-9):
+            raise ValueError(
+                f"match channels lexical + semantic must sum to 1, got {w.lexical} + {w.semantic}"
+            )
+        if not 0.0 <= w.bm25 <= 1.0 or min(w.match, w.decay, w.importance, w.lexical, w.semantic) < 0:
+            raise ValueError("recall weights must be non-negative and bm25 within [0, 1]")
         if not math.isclose(w.bigram + w.contains, 1.0, abs_tol=1e-9):
             raise ValueError(
                 f"match weights bigram + contains must sum to 1, got {w.bigram} + {w.contains}"

@@ -1,15 +1,29 @@
-"""Embedder port and the built-in multilingual hashing embedder."""
+"""Embedder port, the built-in multilingual hashing embedder, and the choice between embedders.
+
+`make_embedder(kind, dimensions)` builds the embedder a configuration names:
+`hashing` (the default, no dependency) or `use` (the multilingual Universal
+Sentence Encoder, offline, the `semantic` extra; `engram.core.semantic_embedder`).
+`ENGRAM_EMBEDDER` overrides the config file's `embedder.kind`
+(`embedder_kind`). Vectors of two models never share an index: the model id is
+recorded with the projection and a change re-embeds by replay
+(`engram.llm.index_model`).
+"""
 
 from __future__ import annotations
 
+import os
 import unicodedata
 import zlib
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from .text import EN_STOPWORDS, _stem, is_cjk_char
+
+if TYPE_CHECKING:
+    from .config import EngramConfig
 
 
 @runtime_checkable
@@ -94,6 +108,44 @@ def _flush_word(word: list[str], out: list[tuple[str, float]]) -> None:
     out.append(("w:" + stem, 1.0))
     padded = f"<{stem}>"
     out.extend(("g:" + padded[i : i + 3], 0.35) for i in range(len(padded) - 2))
+
+
+EMBEDDER_KINDS = ("hashing", "use")
+ENV_EMBEDDER = "ENGRAM_EMBEDDER"
+
+
+def embedder_kind(configured: str = "hashing", env: Mapping[str, str] | None = None) -> str:
+    """`ENGRAM_EMBEDDER` when set, else the configured kind; refuses an unknown name."""
+    kind = ((os.environ if env is None else env).get(ENV_EMBEDDER) or configured).strip().lower()
+    if kind not in EMBEDDER_KINDS:
+        raise ValueError(f"unknown embedder {kind!r}: choose one of {', '.join(EMBEDDER_KINDS)}")
+    return kind
+
+
+def make_embedder(kind: str = "hashing", dimensions: int = 256) -> Embedder:
+    """The embedder of that kind (`dimensions` is the hashing embedder's; USE is always 512-d)."""
+    if kind == "use":
+        from .semantic_embedder import shared_use_embedder
+
+        return shared_use_embedder()
+    if kind == "hashing":
+        return HashingEmbedder(dimensions)
+    raise ValueError(f"unknown embedder {kind!r}: choose one of {', '.join(EMBEDDER_KINDS)}")
+
+
+def calibrated(config: "EngramConfig", embedder: Embedder) -> "EngramConfig":
+    """The config with the embedder's own cosine calibration, when it brings one.
+
+    Cosine thresholds belong to a model: USE puts "用户是后端开发" and "用户是前端开发" at 0.94,
+    where the hashing embedder's 0.92 duplicate line was drawn. An embedder with a
+    `duplicate_cosine` sets the merge and recall near-duplicate thresholds to it.
+    """
+    duplicate = getattr(embedder, "duplicate_cosine", None)
+    if duplicate is None:
+        return config
+    merge = config.merge.model_copy(update={"near_duplicate_cosine": float(duplicate)})
+    recall = config.recall.model_copy(update={"near_duplicate_cosine": float(duplicate)})
+    return config.model_copy(update={"merge": merge, "recall": recall})
 
 
 def embed_text(embedder: Embedder, text: str) -> np.ndarray:

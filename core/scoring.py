@@ -1,8 +1,11 @@
 """The one relevance scorer shared by recall, merge and eviction. Pure: `now` is passed in.
 
 `score = w_match·match + w_decay·decay + w_importance·importance` with
-`match = w_bigram·bigram_overlap + w_contains·contains` and
-`decay = 0.5 ** (Δt / half_life)`, Δt in whole hours.
+`match = w_lexical·lexical + w_semantic·semantic` (the two channels, each in
+[0, 1]: `lexical = w_bm25·BM25 + (1 − w_bm25)·phrase`, `phrase =
+w_bigram·bigram_overlap + w_contains·contains`, `semantic` the embedder's
+cosine scaled to the best candidate) and
+`decay = floor + (1 − floor)·0.5 ** (Δt / half_life)`, Δt in whole hours.
 
 Terms are Latin words and CJK character bigrams (`core.text.terms`), so
 `bigram_overlap` is the share of the query's adjacent term pairs that the text
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime
 
 from .config import RecallWeights
@@ -86,10 +90,48 @@ def rarity_weights(documents: Iterable[tuple[str, ...]], only: Iterable[str] | N
     return weight
 
 
-def decay_factor(last_seen: datetime, now: datetime, half_life_hours: float) -> float:
-    """`0.5 ** (Δt / half_life)` with Δt in whole hours; never above 1."""
+def decay_factor(last_seen: datetime, now: datetime, half_life_hours: float, floor: float = 0.0) -> float:
+    """`floor + (1 − floor)·0.5 ** (Δt / half_life)` with Δt in whole hours; in [floor, 1].
+
+    A floor keeps an old fact of a long history within reach: age lowers its
+    score by at most `w_decay·(1 − floor)`, whatever its age.
+    """
     hours = max(0, int((now - last_seen).total_seconds() // 3600))
-    return 0.5 ** (hours / half_life_hours)
+    return floor + (1.0 - floor) * 0.5 ** (hours / half_life_hours)
+
+
+@dataclass(frozen=True)
+class ScoreParts:
+    """One memory's score and the components it was made of (what `--json` and the API report)."""
+
+    lexical: float
+    semantic: float
+    match: float
+    decay: float
+    importance: float
+    score: float
+
+    def as_details(self) -> dict[str, float]:
+        return {name: round(getattr(self, name), 4)
+                for name in ("lexical", "semantic", "match", "decay", "importance")}
+
+
+def lexical_score(bm25: float, phrase: float, weights: RecallWeights) -> float:
+    """`bm25·BM25 + (1 − bm25)·phrase`, both already in [0, 1]."""
+    return weights.bm25 * bm25 + (1.0 - weights.bm25) * phrase
+
+
+def fused_match(lexical: float, semantic: float, weights: RecallWeights) -> float:
+    """`match = lexical_w·lexical + semantic_w·semantic`: the two channels in one [0, 1] score."""
+    return weights.lexical * lexical + weights.semantic * semantic
+
+
+def score_parts(lexical: float, semantic: float, decay: float, importance: float,
+                weights: RecallWeights) -> ScoreParts:
+    """The S1 score of fused channels, with its components."""
+    match = fused_match(lexical, semantic, weights)
+    return ScoreParts(lexical, semantic, match, decay, importance,
+                      combined_score(match, decay, importance, weights))
 
 
 def combined_score(match: float, decay: float, importance: float, weights: RecallWeights) -> float:

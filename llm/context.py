@@ -10,7 +10,7 @@ from __future__ import annotations
 import openai
 
 from engram.core.config import DEFAULT_CONFIG, EngramConfig
-from engram.core.embedding import Embedder, HashingEmbedder
+from engram.core.embedding import Embedder, calibrated, embedder_kind, make_embedder
 from engram.core.ports import Extractor, Summarizer
 from engram.streams.processor import ProcessorContext
 from engram.streams.rule_extractor import RuleExtractor
@@ -28,9 +28,11 @@ def llm_context(settings: LLMSettings, config: EngramConfig = DEFAULT_CONFIG,
                 client: openai.OpenAI | None = None) -> ProcessorContext:
     """Model adapters for the configured tasks, rule adapters for the others."""
     shared = ModelClient(settings, client)
+    embedder = _embedder(shared, settings, config)
+    config = calibrated(config, embedder)
     return ProcessorContext(
         config=config,
-        embedder=_embedder(shared, settings, config),
+        embedder=embedder,
         extractor=_extractor(shared, settings),
         judge=LLMJudge(shared, settings.judge_model) if settings.judge_model else None,
         summarizer=_summarizer(shared, settings, config),
@@ -51,7 +53,7 @@ def _summarizer(shared: ModelClient, settings: LLMSettings, config: EngramConfig
 def _embedder(shared: ModelClient, settings: LLMSettings, config: EngramConfig) -> Embedder:
     if settings.embed_model:
         return OpenAIEmbedder(shared, settings.embed_model, settings.embed_dimensions)
-    return HashingEmbedder(config.embedder.dimensions)
+    return make_embedder(embedder_kind(config.embedder.kind), config.embedder.dimensions)
 
 
 __all__ = ["llm_context"]

@@ -21,7 +21,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS proj_memories (
   tenant TEXT NOT NULL, user TEXT NOT NULL, memory_id TEXT NOT NULL,
   version INTEGER NOT NULL, status TEXT NOT NULL, payload BLOB NOT NULL, vector BLOB NOT NULL,
-  PRIMARY KEY (tenant, user, memory_id));
+  context TEXT NOT NULL DEFAULT '', PRIMARY KEY (tenant, user, memory_id));
 CREATE TABLE IF NOT EXISTS proj_summaries (
   tenant TEXT NOT NULL, user TEXT NOT NULL, session TEXT NOT NULL, version INTEGER NOT NULL,
   payload BLOB NOT NULL, PRIMARY KEY (tenant, user, session, version));
@@ -55,26 +55,30 @@ class EmbeddedStore:
         self._pending_turns: list[tuple[object, ...]] = []
         self._pending_users: list[tuple[str, str]] = []
         db.executescript(SCHEMA)
+        if "context" not in {row[1] for row in db.execute("PRAGMA table_info(proj_memories)")}:
+            db.execute("ALTER TABLE proj_memories ADD COLUMN context TEXT NOT NULL DEFAULT ''")  # older files
 
     # -- memories -----------------------------------------------------------
-    def upsert_memory(self, tenant: str, user: str, record: MemoryRecord, vector: np.ndarray) -> None:
+    def upsert_memory(self, tenant: str, user: str, record: MemoryRecord, vector: np.ndarray,
+                      context: str = "") -> None:
         """Buffered: rows reach SQLite on `flush` (every read flushes first)."""
         check_owner(tenant, user, record.tenant_id, record.user_id)
         vector = np.asarray(vector, dtype=np.float32)
         self._pending_memories.append((tenant, user, record.memory_id, record.version, record.status,
-                                       record.model_dump_json().encode(), vector.tobytes()))
+                                       record.model_dump_json().encode(), vector.tobytes(), context))
         self._touch_user(tenant, user)
         index = self._indexes.get((tenant, user))
         if index is not None:
-            index.put(record, vector)
+            index.put(record, vector, context)
 
     def flush(self) -> None:
         """Write buffered rows; the version guard keeps the newest version of each memory."""
         if self._pending_memories:
             self._db.executemany(
-                "INSERT INTO proj_memories VALUES (?,?,?,?,?,?,?) ON CONFLICT (tenant, user, memory_id) "
+                "INSERT INTO proj_memories (tenant, user, memory_id, version, status, payload, vector, context) "
+                "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (tenant, user, memory_id) "
                 "DO UPDATE SET version=excluded.version, status=excluded.status, payload=excluded.payload, "
-                "vector=excluded.vector WHERE excluded.version > proj_memories.version",
+                "vector=excluded.vector, context=excluded.context WHERE excluded.version > proj_memories.version",
                 self._pending_memories,
             )
             self._pending_memories.clear()
@@ -141,11 +145,11 @@ class EmbeddedStore:
             self.flush()
             index = UserIndex(self._dimensions)
             rows = self._db.execute(
-                "SELECT payload, vector FROM proj_memories WHERE tenant=? AND user=? AND status='active'",
+                "SELECT payload, vector, context FROM proj_memories WHERE tenant=? AND user=? AND status='active'",
                 (tenant, user),
             )
-            for payload, blob in rows:
-                index.put(MemoryRecord.model_validate_json(payload), np.frombuffer(blob, dtype=np.float32))
+            for payload, blob, context in rows:
+                index.put(MemoryRecord.model_validate_json(payload), np.frombuffer(blob, dtype=np.float32), context)
             self._indexes[(tenant, user)] = index
         return index
 

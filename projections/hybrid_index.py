@@ -16,9 +16,10 @@ BM25_K1 = 1.2
 BM25_B = 0.75
 
 
-def searchable_text(record: MemoryRecord) -> str:
-    """What the keyword channel indexes: content, entities and keywords."""
-    return " ".join((record.content, *record.entities, *record.keywords))
+def searchable_text(record: MemoryRecord, context: str = "") -> str:
+    """What the keyword channel indexes: content, entities (the speaker among them), keywords and
+    the context it was said in (the neighbouring turn it answers). Search returns the memory itself."""
+    return " ".join((record.content, *record.entities, *record.keywords, *((context,) if context else ())))
 
 
 class KeywordIndex:
@@ -135,7 +136,7 @@ class UserIndex:
     def __len__(self) -> int:
         return len(self.records)
 
-    def put(self, record: MemoryRecord, vector: np.ndarray) -> None:
+    def put(self, record: MemoryRecord, vector: np.ndarray, context: str = "") -> None:
         """Index a record version; an older version than the one seen is ignored."""
         if self._versions.get(record.memory_id, 0) >= record.version:
             return
@@ -148,7 +149,7 @@ class UserIndex:
             self.persona[record.memory_id] = record
         self._vectors[record.memory_id] = vector
         self._table.put(record.memory_id, vector)
-        doc_terms = terms(searchable_text(record))
+        doc_terms = terms(searchable_text(record, context))
         self.terms[record.memory_id] = doc_terms
         self._keywords.add(record.memory_id, doc_terms)
 

@@ -46,8 +46,12 @@ class RecentTurn:
 class MemoryStore(Protocol):
     """Current memory: L1/L3 memories, L2 summaries, global cards and recent turns."""
 
-    def upsert_memory(self, tenant: str, user: str, record: MemoryRecord, vector: np.ndarray) -> None:
-        """Write a memory unless the same or a newer version is already there (may be buffered)."""
+    def upsert_memory(self, tenant: str, user: str, record: MemoryRecord, vector: np.ndarray,
+                      context: str = "") -> None:
+        """Write a memory unless the same or a newer version is already there (may be buffered).
+
+        `context` is extra text the memory is also found by (the turn it answers): it is
+        indexed for keyword search but never returned or shown."""
         ...
 
     def delete_memory(self, tenant: str, user: str, memory_id: str) -> bool: ...

@@ -1,6 +1,20 @@
-"""Applies events to a MemoryStore. Idempotent: replays and duplicates change nothing."""
+"""Applies events to a MemoryStore. Idempotent: replays and duplicates change nothing.
+
+A memory is also found by the turn it answers: the projector remembers, for
+each recent turn, the turn before it in its session when another speaker
+(role or `speaker` metadata) said it, and indexes a memory
+under that text too (`context`, keyword channel) and with a vector that leans
+towards it (`own + CONTEXT_WEIGHT·previous`, normalised). "What did you do
+last weekend?" / "Went hiking with my dog" is then found by "weekend". The
+memory returned is the memory itself. Only the log decides the context, so a
+replay rebuilds the same index.
+"""
 
 from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
 
 from engram.core.embedding import Embedder, embed_text
 from engram.core.pii import redact
@@ -17,15 +31,21 @@ PROJECTED_TYPES = frozenset(
 )
 
 
+CONTEXT_WEIGHT = 0.5
+"""How far a memory's vector leans towards the turn it answers."""
+REMEMBERED_TURNS = 100_000
 FORGETTABLE_STATUSES = ("active", "replaced", "retired", "archived", "deleted")
 
 
 class CurrentMemoryProjector:
     """Keeps a MemoryStore equal to the fold of the events it is given."""
 
-    def __init__(self, store: MemoryStore, embedder: Embedder) -> None:
+    def __init__(self, store: MemoryStore, embedder: Embedder, context_weight: float = CONTEXT_WEIGHT) -> None:
         self.store = store
         self.embedder = embedder
+        self.context_weight = context_weight
+        self._last_turn: OrderedDict[tuple[str, str, str], tuple[str, str]] = OrderedDict()
+        self._answers: OrderedDict[tuple[str, str, str], str] = OrderedDict()
 
     def apply(self, event: Event, position: int) -> None:
         """Project one event; `position` is its place in the log (orders recent turns)."""
@@ -41,17 +61,32 @@ class CurrentMemoryProjector:
         elif isinstance(event, TurnRecorded):
             self._turn(event, position)
         elif isinstance(event, ForgetRequested) and event.everything:
+            self._forget_turns(event.tenant_id, event.user_id)
             self._forget_everything(event)
         elif isinstance(event, ForgetRequested) and event.topic_text.strip():
             # a summary or a recent turn may name the topic: dropped, re-derived as the chat goes on
+            self._forget_turns(event.tenant_id, event.user_id)
             self.store.forget_context(event.tenant_id, event.user_id)
 
     def _memory(self, event: MemoryChanged) -> None:
         if event.change == "deleted":
             self.store.delete_memory(event.tenant_id, event.user_id, event.memory_id)
         elif event.after is not None:
-            vector = embed_text(self.embedder, event.after.content)
-            self.store.upsert_memory(event.tenant_id, event.user_id, event.after, vector)
+            record = event.after
+            first = record.source_message_ids[0] if record.source_message_ids else ""
+            context = self._answers.get((event.tenant_id, event.user_id, first), "")
+            vector = embed_text(self.embedder, record.content)
+            if context and self.context_weight:
+                mixed = vector + self.context_weight * embed_text(self.embedder, context)
+                norm = float(np.linalg.norm(mixed))
+                vector = (mixed / norm if norm else mixed).astype(np.float32)
+            self.store.upsert_memory(event.tenant_id, event.user_id, record, vector, context)
+
+    def _forget_turns(self, tenant: str, user: str) -> None:
+        """The turn texts kept for context go with the user's recent turns."""
+        for cache in (self._answers, self._last_turn):
+            for key in [k for k in cache if k[0] == tenant and k[1] == user]:
+                del cache[key]
 
     def _forget_everything(self, event: ForgetRequested) -> None:
         """Summaries, recent turns, and every version of every memory (replaced and retired ones too)."""
@@ -73,3 +108,20 @@ class CurrentMemoryProjector:
             content=redact(event.content).text, occurred_at=event.occurred_at, position=position,
         )
         self.store.add_turn(event.tenant_id, event.user_id, turn)
+        speaker = f"{event.role}:{event.metadata.get('speaker', '')}"
+        self._remember_turn(event.tenant_id, event.user_id, event.session_id, event.message_id, speaker,
+                            turn.content)
+
+    def _remember_turn(self, tenant: str, user: str, session: str, message_id: str, speaker: str,
+                       content: str) -> None:
+        """The turn before `message_id` in its session is what a memory of that turn answers, when someone
+        else said it (two messages of the same speaker in a row are not a question and its answer)."""
+        key = (tenant, user, session)
+        previous_speaker, previous = self._last_turn.pop(key, ("", ""))
+        if previous and previous_speaker != speaker:
+            self._answers[(tenant, user, message_id)] = previous
+            if len(self._answers) > REMEMBERED_TURNS:
+                self._answers.popitem(last=False)
+        self._last_turn[key] = (speaker, content)
+        if len(self._last_turn) > REMEMBERED_TURNS:
+            self._last_turn.popitem(last=False)

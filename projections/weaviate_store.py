@@ -52,7 +52,7 @@ class WeaviateStore:
         self.prefix = collection_prefix(prefix)
         self._wvc = _wvc()
         self._embedding_model = embedding_model
-        self._memories: dict[str, tuple[str, str, MemoryRecord, np.ndarray]] = {}
+        self._memories: dict[str, tuple[str, str, MemoryRecord, np.ndarray, str]] = {}
         self._other: dict[tuple[str, str], tuple[str, str, dict[str, Any], list[float] | None, int]] = {}
         self._markers_written: set[str] = set()
         self.read_pool = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="engram-weaviate-read")
@@ -97,12 +97,13 @@ class WeaviateStore:
         return flt.all_of(clauses)
 
     # -- memories -----------------------------------------------------------------
-    def upsert_memory(self, tenant: str, user: str, record: MemoryRecord, vector: np.ndarray) -> None:
+    def upsert_memory(self, tenant: str, user: str, record: MemoryRecord, vector: np.ndarray,
+                      context: str = "") -> None:
         check_owner(tenant, user, record.tenant_id, record.user_id)
         uid = object_id("memory", tenant, user, record.memory_id)
         queued = self._memories.get(uid)
         if queued is None or queued[2].version < record.version:
-            self._memories[uid] = (tenant, user, record, np.asarray(vector, dtype=np.float32))
+            self._memories[uid] = (tenant, user, record, np.asarray(vector, dtype=np.float32), context)
         self._touch_user(tenant, user)
 
     def delete_memory(self, tenant: str, user: str, memory_id: str) -> bool:
@@ -258,9 +259,9 @@ class WeaviateStore:
         if not self._memories and not self._other:
             return
         rows: dict[tuple[str, str], list[tuple[str, dict[str, Any], list[float] | None, int]]] = {}
-        for uid, (tenant, user, record, vector) in self._memories.items():
+        for uid, (tenant, user, record, vector, context) in self._memories.items():
             rows.setdefault((MEMORIES, tenant), []).append(
-                (uid, self._memory_props(tenant, user, record), vector.tolist(), record.version))
+                (uid, self._memory_props(tenant, user, record, context), vector.tolist(), record.version))
         for (collection, uid), (tenant, _user, props, other_vector, version) in self._other.items():
             rows.setdefault((collection, tenant), []).append((uid, props, other_vector, version))
         self._memories.clear()
@@ -298,11 +299,11 @@ class WeaviateStore:
             out.update({str(o.uuid): int(o.properties["version"]) for o in objs})
         return out
 
-    def _memory_props(self, tenant: str, user: str, r: MemoryRecord) -> dict[str, Any]:
+    def _memory_props(self, tenant: str, user: str, r: MemoryRecord, context: str = "") -> dict[str, Any]:
         return {
             "tenant_id": tenant, "user_id": user, "memory_id": r.memory_id, "agent_id": r.agent_id,
             "session_id": r.session_id, "layer": r.layer, "type": r.type.value, "slot": r.slot, "status": r.status,
-            "topic": r.topic or "", "search_text": " ".join(terms(searchable_text(r))),
+            "topic": r.topic or "", "search_text": " ".join(terms(searchable_text(r, context))),
             "importance": r.importance, "confidence": r.confidence, "source_count": r.source_count,
             "version": r.version, "pinned": r.pinned, "last_seen_at": r.last_seen_at, "updated_at": r.updated_at,
             "source_message_ids": list(r.source_message_ids), "embedding_model": self._embedding_model,

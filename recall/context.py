@@ -1,4 +1,8 @@
-"""Rendering of the memory context. Pure: what goes into the system prompt, in order."""
+"""Rendering of the memory context. Pure: what goes into the system prompt, in order.
+
+Each long-term memory line ends with its event date, `(2023-05-08)`, so a model
+reading the context can answer questions about when something happened.
+"""
 
 from __future__ import annotations
 
@@ -36,6 +40,8 @@ class RecalledItem:
     created_at: datetime | None = None
     conflict_note: str = ""
     details: dict[str, object] = field(default_factory=dict)
+    event_time: datetime | None = None
+    """When what the memory says was first said (its source turn's event time)."""
 
 
 def reference_clause(question: str) -> str:
@@ -61,7 +67,10 @@ def render_memory_section(items: Sequence[RecalledItem], question: str) -> str:
 
 
 def _memory_line(item: RecalledItem, conflict_word: str) -> str:
+    """`- text (YYYY-MM-DD)`: the date lets the reader answer "when did…" and order what changed."""
     line = f"- {item.text}"
+    if item.kind == "memory" and item.event_time is not None:
+        line += f" ({item.event_time:%Y-%m-%d})"
     if item.conflict_note:
         line += f"  ({conflict_word}: {item.conflict_note})"
     return line

@@ -17,7 +17,7 @@ from typing import Any
 
 from engram.core.config import EngramConfig
 from engram.core.embedding import Embedder, cosine, embed_text
-from engram.core.scoring import combined_score, decay_factor, match_scores, rarity_weights
+from engram.core.scoring import ScoreParts, decay_factor, lexical_score, match_scores, rarity_weights, score_parts
 from engram.core.text import estimate_tokens, terms
 from engram.projections.hybrid_index import searchable_text
 from engram.projections.ports import MemoryStore, SearchHit
@@ -173,14 +173,14 @@ class RecallService:
         retrieved.extend(r.memory_id for r in persona)
         retrieved.extend(h.record.memory_id for h in hits)
         persona_ids = {r.memory_id for r in persona}
-        found = [h for h in hits if h.keyword_score > 0 or h.vector_score >= cfg.semantic_match_cosine]
-        known = {h.record.memory_id: h.terms for h in found if h.terms is not None}
-        scores = self._scores(req, [h.record for h in found] + persona, known)
+        related = float(getattr(self.embedder, "related_cosine", cfg.semantic_match_cosine))
+        found = [h for h in hits if h.keyword_score > 0 or h.vector_score >= related]
+        scores = self._scores(req, found, persona)
         for record in persona:
             out.append(self._item("persona", record, scores[record.memory_id]))
         chosen: list[SearchHit] = []
-        for hit in sorted(found, key=lambda h: (-scores[h.record.memory_id], h.record.memory_id)):
-            if hit.record.memory_id in persona_ids or scores[hit.record.memory_id] < cfg.min_score:
+        for hit in sorted(found, key=lambda h: (-scores[h.record.memory_id].score, h.record.memory_id)):
+            if hit.record.memory_id in persona_ids or scores[hit.record.memory_id].score < cfg.min_score:
                 continue
             if self._near_duplicate(hit, chosen):
                 continue
@@ -189,25 +189,32 @@ class RecallService:
                 break
         out.extend(self._item("memory", h.record, scores[h.record.memory_id], req) for h in chosen)
 
-    def _scores(self, req: RecallRequest, records: list[MemoryRecord],
-                known_terms: dict[str, tuple[str, ...]] | None = None) -> dict[str, float]:
-        """The shared scorer, with match scaled to the best candidate.
+    def _scores(self, req: RecallRequest, hits: list[SearchHit], extra: list[MemoryRecord]) -> dict[str, ScoreParts]:
+        """The shared scorer over the fused channels, each scaled to the best candidate.
 
-        Term rarity is measured among these candidates, so the scorer needs no
-        corpus statistics from the store (any back end gives the same scores).
-        `known_terms` are records' terms the store already had.
+        Lexical: the store's BM25 (already scaled to its best hit) with the phrase score
+        (bigram/contains, term rarity measured among these candidates, so any back end gives
+        the same scores). Semantic: the embedder's cosine. `extra` records (persona) come
+        without search scores: their lexical part is the phrase score alone.
         """
         cfg = self.config.recall
-        known = known_terms or {}
+        w = cfg.weights
+        records = [h.record for h in hits] + [r for r in extra if r.memory_id not in {h.record.memory_id for h in hits}]
+        known = {h.record.memory_id: h.terms for h in hits if h.terms is not None}
         documents = {r.memory_id: known.get(r.memory_id) or terms(searchable_text(r)) for r in records}
         question = terms(req.question)
         weight = rarity_weights(documents.values(), only=question)
-        matches = dict(zip(documents, match_scores(question, documents.values(), cfg.weights, weight)))
-        best = max(matches.values(), default=0.0) or 1.0
+        phrases = dict(zip(documents, match_scores(question, documents.values(), w, weight)))
+        best_phrase = max(phrases.values(), default=0.0) or 1.0
+        bm25 = {h.record.memory_id: h.keyword_score for h in hits}
+        cosines = {h.record.memory_id: max(0.0, h.vector_score) for h in hits}
+        best_cosine = max(cosines.values(), default=0.0) or 1.0
         return {
-            r.memory_id: combined_score(matches[r.memory_id] / best,
-                                        decay_factor(r.last_seen_at, req.now, cfg.half_life_hours),
-                                        r.importance, cfg.weights)
+            r.memory_id: score_parts(
+                lexical_score(bm25.get(r.memory_id, 0.0), phrases[r.memory_id] / best_phrase, w),
+                cosines.get(r.memory_id, 0.0) / best_cosine,
+                decay_factor(r.last_seen_at, req.now, cfg.half_life_hours, cfg.decay_floor),
+                r.importance, w)
             for r in records
         }
 
@@ -217,12 +224,14 @@ class RecallService:
         limit = self.config.recall.near_duplicate_cosine
         return any(c.vector is not None and cosine(hit.vector, c.vector) >= limit for c in chosen)
 
-    def _item(self, kind: str, record: MemoryRecord, score: float,
+    def _item(self, kind: str, record: MemoryRecord, parts: ScoreParts,
               req: RecallRequest | None = None) -> RecalledItem:
         note = self._conflict_note(record, req) if record.conflict_with and req else ""
-        return RecalledItem(kind, record.memory_id, record.stored_form, score,  # type: ignore[arg-type]
+        details: dict[str, object] = {"type": record.type.value, "slot": record.slot, **parts.as_details(),
+                                      "event_time": record.created_at.isoformat()}
+        return RecalledItem(kind, record.memory_id, record.stored_form, parts.score,  # type: ignore[arg-type]
                             estimate_tokens(record.stored_form), record.source_message_ids,
-                            record.created_at, note, {"type": record.type.value, "slot": record.slot})
+                            record.created_at, note, details, record.created_at)
 
     def _conflict_note(self, record: MemoryRecord, req: RecallRequest) -> str:
         notes = [f"{record.content} ({record.last_seen_at:%Y-%m-%d})"]
@@ -249,10 +258,18 @@ class RecallService:
         return [{"role": t.role, "content": t.content} for t in turns]
 
     def _within_budget(self, items: list[RecalledItem], req: RecallRequest) -> list[RecalledItem]:
+        """Items in order while they fit; the global, persona and summary items that follow keep their
+        room, so long-term memories fill what is left (unless those alone exceed the budget)."""
         budget = req.token_budget or self.config.recall.token_budget
+        pending = sum(i.tokens for i in items if i.kind != "memory")
+        if pending > budget:
+            pending = 0
         kept, used = [], 0
         for item in items:
-            if used + item.tokens > budget:
+            fixed = item.kind != "memory"
+            if fixed and pending:
+                pending -= item.tokens
+            if used + item.tokens + (0 if fixed else pending) > budget:
                 continue
             kept.append(item)
             used += item.tokens

@@ -18,6 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from engram.core.ports import Progress
+from engram.llm.index_model import ensure_index_model
 from engram.projections.clickhouse_runtime import open_analytics
 from engram.projections.embedded_store import EmbeddedStore
 from engram.projections.projector import CurrentMemoryProjector
@@ -68,6 +69,8 @@ class EmbeddedRuntime:
         # ClickHouse analytics (chDB): inline second projector, or None when off (ENGRAM_ANALYTICS)
         self.analytics = open_analytics(self.data_dir, self.log, analytics, handled=self.log.cursor(PIPELINE))
         self.eraser.recover(self.log, self.log.cursor(PIPELINE))  # a forget cut short by a crash finishes
+        # never two embedding models in one index: a changed embedder re-embeds by replay here
+        ensure_index_model(self)
 
     # -- edges -----------------------------------------------------------------
     def ingest(self, turns: Iterable[TurnInput], now: datetime | None = None,

@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 
 from engram.core.config import DEFAULT_CONFIG, EngramConfig
-from engram.core.embedding import HashingEmbedder
+from engram.core.embedding import calibrated, embedder_kind, make_embedder
 from engram.llm.settings import notice, settings_from_env
 from engram.streams.processor import ProcessorContext
 from engram.streams.rule_extractor import RuleExtractor
@@ -29,14 +29,16 @@ def default_context(config: EngramConfig = DEFAULT_CONFIG, env: Mapping[str, str
                    "(pip install 'engram[llm]'); using the rule path", logging.WARNING)
         else:
             return llm_context(settings, config)
-    return rule_context(config)
+    return rule_context(config, env)
 
 
-def rule_context(config: EngramConfig = DEFAULT_CONFIG) -> ProcessorContext:
-    """Rules, the hashing embedder and the extractive summarizer: no model anywhere."""
+def rule_context(config: EngramConfig = DEFAULT_CONFIG, env: Mapping[str, str] | None = None) -> ProcessorContext:
+    """Rules, the configured embedder (`ENGRAM_EMBEDDER`, hashing by default) and the extractive summarizer."""
+    embedder = make_embedder(embedder_kind(config.embedder.kind, env), config.embedder.dimensions)
+    config = calibrated(config, embedder)
     return ProcessorContext(
         config=config,
-        embedder=HashingEmbedder(config.embedder.dimensions),
+        embedder=embedder,
         extractor=RuleExtractor(),
         summarizer=ExtractiveSummarizer(config.summary),
     )

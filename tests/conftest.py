@@ -11,9 +11,10 @@ from tests.drivers import Driver, EmbeddedDriver
 
 pytest_plugins = ["tests.services"]
 
-RUNTIMES = ["embedded", pytest.param("distributed", marks=[pytest.mark.kafka, pytest.mark.weaviate])]
-"""The distributed param carries its service markers from collection on: `-m "not kafka"` deselects it
-(a marker added while the test runs, `request.applymarker`, comes too late for `-m`)."""
+RUNTIMES = ["embedded", "embedded-use", pytest.param("distributed", marks=[pytest.mark.kafka, pytest.mark.weaviate])]
+"""`embedded-use`: the embedded runtime with the USE embedder (ENGRAM_EMBEDDER=use). The distributed param
+carries its service markers from collection on: `-m "not kafka"` deselects it (a marker added while the test
+runs, `request.applymarker`, comes too late for `-m`)."""
 
 
 @pytest.fixture(params=RUNTIMES)
@@ -25,6 +26,8 @@ def engram(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Driver]:
     """
     if request.param == "embedded":
         driver: Driver = EmbeddedDriver(tmp_path / "engram")
+    elif request.param == "embedded-use":
+        driver = EmbeddedDriver(tmp_path / "engram", embedder="use")
     else:
         driver = _distributed(request, tmp_path)
     yield driver

@@ -138,17 +138,17 @@ def test_locomo_parsing_and_scoring_rules(tmp_path: Path) -> None:
 def test_locomo_command_on_one_conversation(tmp_path: Path) -> None:
     folder = _locomo_folder(tmp_path)
     done = _run("bench/locomo.py", str(folder), "--limit-conversations", "1", "--limit-questions", "6",
-                "--no-dense")
+                "--no-dense", "--embedder", "hashing")
     records = _json_lines(done.stdout)
     assert records[0]["kind"] == "locomo_run" and records[0]["machine"]["cores"] >= 1
     results = {(r["system"], r["conversation"]): r for r in records if r["kind"] == "locomo_result"}
     systems = {s for s, _ in results}
-    assert systems == {"engram", "bm25"}
+    assert systems == {"engram[hashing]", "bm25"}
     for (system, conv), r in results.items():
         assert 1 <= r["questions"] <= 6
         assert 0.0 <= r["any_at_10"] <= 1.0 and 0.0 <= r["any_at_1000tok"] <= 1.0
         assert r["any_at_1000tok"] >= 0.0 and sum(c["questions"] for c in r["by_category"].values()) == r["questions"]
-    engram = next(r for (s, c), r in results.items() if s == "engram" and c != "all")
+    engram = next(r for (s, c), r in results.items() if s == "engram[hashing]" and c != "all")
     assert engram["engram"]["turns"] > 0 and engram["engram"]["processed_turns"] == engram["engram"]["appended"]
     assert "any@10" in done.stdout
 

@@ -79,9 +79,10 @@ def test_a_model_change_re_embeds_the_index_by_replay(tmp_path: Path, llm_server
         runtime.ingest(user_turns("我喜欢Java", "我住在上海", "I love Go"))
         assert _vector_sizes(runtime) == {256}
     assert recorded_model(folder) == "engram-hashing-v1-256"
-    with _open(folder, llm_server) as runtime:
+    with _open(folder, None) as runtime:
         before = {m.memory_id for m in runtime.store.list_memories("t1", "u1", ("active",))}
-        assert ensure_index_model(runtime) is True
+    with _open(folder, llm_server) as runtime:  # opening with another embedder re-embeds by replay
+        assert ensure_index_model(runtime) is False
         assert _vector_sizes(runtime) == {64}
         assert {m.memory_id for m in runtime.store.list_memories("t1", "u1", ("active",))} == before
         result = runtime.recall(RecallRequest("t1", "u1", "a1", "s1", "我喜欢什么编程语言", T0 + timedelta(days=1)))
@@ -95,7 +96,7 @@ def test_existing_data_without_a_record_is_re_embedded_to_be_safe(tmp_path: Path
     folder = tmp_path / "engram"
     with _open(folder, None) as runtime:
         runtime.ingest(user_turns("我喜欢Java"))
-    assert not (folder / MODEL_FILE).exists()
+    (folder / MODEL_FILE).unlink()  # data from before the record existed
     with _open(folder, llm_server) as runtime:
-        assert ensure_index_model(runtime) is True
+        assert ensure_index_model(runtime) is False  # already re-embedded on opening
         assert _vector_sizes(runtime) == {64}

