@@ -15,7 +15,22 @@ except ImportError:  # mcp 1.x
 
 from .auth import is_loopback
 
-__all__ = ["Context", "MCPServer", "ToolError", "http_app"]
+__all__ = ["Context", "MCPServer", "ToolError", "forbid_unknown_arguments", "http_app"]
+
+
+def forbid_unknown_arguments(server: Any, name: str) -> bool:
+    """Make the tool refuse arguments it does not declare (the SDK ignores them); False if not possible."""
+    from pydantic import ConfigDict
+
+    tool = getattr(getattr(server, "_tool_manager", None), "_tools", {}).get(name)
+    metadata = getattr(tool, "fn_metadata", None)
+    model = getattr(metadata, "arg_model", None)
+    if model is None:
+        return False
+    strict = type(model.__name__, (model,), {"model_config": ConfigDict(**{**model.model_config, "extra": "forbid"}),
+                                              "__module__": model.__module__})
+    metadata.arg_model = strict  # type: ignore[union-attr]
+    return True
 
 
 def http_app(server: Any, host: str) -> Any:

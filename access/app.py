@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import anyio
 
-from .auth import LOCAL, KeyRing, Principal, check_bind
-from .backend import EmbeddedBackend, MemoryBackend
+from .auth import LOCAL, KeyRing, Principal, check_bind, token_from_headers
+from engram.runtime_port import MemoryRuntime, open_runtime
+
 from .guard import ASGIApp, Guard, Receive, Scope, Send
 from .http_app import Limits, create_app
 from .mcp_server import EngramMCP, create_mcp_http_app, mcp_keys
@@ -31,13 +32,13 @@ class Dispatch:
             await self.api(scope, receive, send)
 
 
-def server_app(backend: MemoryBackend, keys: KeyRing, host: str, limits: Limits | None = None,
+def server_app(backend: MemoryRuntime, keys: KeyRing, host: str, limits: Limits | None = None,
                with_mcp: bool = False, mcp_token: str | None = None) -> ASGIApp:
     """The HTTP API (and, with `with_mcp`, the MCP server at /mcp) over one back end."""
     limits = limits or Limits()
     metrics = Metrics()
     api = create_app(backend, keys, limits, metrics)
-    guarded: ASGIApp = Guard(api, limits.max_body_bytes, metrics)
+    guarded: ASGIApp = Guard(api, limits.max_body_bytes, metrics, authorize=pre_authorizer(keys))
     if not with_mcp:
         return guarded
     engram_mcp = EngramMCP(api.state.access)
@@ -45,28 +46,54 @@ def server_app(backend: MemoryBackend, keys: KeyRing, host: str, limits: Limits 
     return Dispatch(guarded, mcp)
 
 
+OPEN_PATHS = frozenset({"/v1/health", "/v1/openapi.json", "/v1/docs"})
+
+
+def pre_authorizer(keys: KeyRing) -> Callable[[Scope], None]:
+    """Refuse a request without a valid key (or, in open mode, from a remote client) before its body is read.
+
+    The routes authenticate again (and check the tenant); this only keeps unauthenticated bodies out.
+    """
+    def authorize(scope: Scope) -> None:
+        if scope.get("path", "") in OPEN_PATHS:
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
+        client = scope.get("client")
+        keys.principal(token_from_headers(headers), client[0] if client else None)
+    return authorize
+
+
 def build_server(data: Path, host: str, with_mcp: bool, env: Mapping[str, str]) -> tuple[ASGIApp, str]:
-    """`engram serve`: refuse an insecure bind before opening anything; return the app and the notice."""
+    """`engram serve`: refuse an insecure bind before opening anything; return the app and the notice.
+
+    The runtime is the one ENGRAM_RUNTIME names (`open_runtime`), never silently the embedded one.
+    """
     keys = KeyRing.from_env(env)
     notice = check_bind(host, not keys.open, "engram serve")
     token = env.get("ENGRAM_MCP_TOKEN") or None
-    app = server_app(EmbeddedBackend.open(data), keys, host, Limits.from_env(env), with_mcp, token)
-    return app, notice + (" (MCP at /mcp)" if with_mcp else "")
+    backend = open_runtime(data, env, serving=True)
+    app = server_app(backend, keys, host, Limits.from_env(env), with_mcp, token)
+    return app, f"{notice} ({backend.name} runtime)" + (" (MCP at /mcp)" if with_mcp else "")
 
 
-def build_mcp_http(data: Path, host: str, env: Mapping[str, str]) -> tuple[ASGIApp, str]:
+def build_mcp_http(data: Path, host: str, env: Mapping[str, str], tenant: str | None = None,
+                   user: str | None = None) -> tuple[ASGIApp, str]:
     """`engram mcp --transport http`: the MCP server alone, at /mcp."""
     keys = mcp_keys(KeyRing.from_env(env), env.get("ENGRAM_MCP_TOKEN") or None)
     notice = check_bind(host, not keys.open, "engram mcp")
-    access = AccessService(EmbeddedBackend.open(data))
-    return create_mcp_http_app(EngramMCP(access), keys, host, Limits.from_env(env).max_body_bytes), notice
+    backend = open_runtime(data, env, serving=True)
+    access = AccessService(backend)
+    app = create_mcp_http_app(EngramMCP(access, tenant=tenant, user=user), keys, host,
+                              Limits.from_env(env).max_body_bytes)
+    return app, f"{notice} ({backend.name} runtime)"
 
 
-def run_mcp_stdio(data: Path, tenant: str | None = None) -> None:
-    """`engram mcp` over stdio: the caller is the local user (optionally pinned to one tenant)."""
+def run_mcp_stdio(data: Path, tenant: str | None = None, env: Mapping[str, str] | None = None,
+                  user: str | None = None) -> None:
+    """`engram mcp` over stdio: the caller is the local user (optionally pinned to one tenant and user)."""
     principal = Principal(f"stdio:{tenant}", tenant=tenant) if tenant else LOCAL
-    backend = EmbeddedBackend.open(data)
+    backend = open_runtime(data, env, serving=True)
     try:
-        anyio.run(EngramMCP(AccessService(backend), principal).server.run_stdio_async)
+        anyio.run(EngramMCP(AccessService(backend), principal, tenant, user).server.run_stdio_async)
     finally:
         backend.close()

@@ -55,8 +55,15 @@ class KeyRing:
             key, sep, tenant = item.rpartition(":")
             if not sep or not key or not tenant:
                 raise BadRequest(f"ENGRAM_API_KEYS entries are key:tenant, got {item!r}", "bad_config")
+            if key in keys:
+                raise BadRequest(f"ENGRAM_API_KEYS names one key twice (for tenants {keys[key]!r} and {tenant!r}): "
+                                 "every key must be unique", "bad_config")
             keys[key] = tenant
         admins = frozenset(filter(None, (part.strip() for part in admin_keys.split(","))))
+        both = admins.intersection(keys)
+        if both:
+            raise BadRequest("a key is both in ENGRAM_API_KEYS (one tenant) and ENGRAM_ADMIN_KEYS (all tenants): "
+                             "use different keys", "bad_config")
         return cls(keys, admins)
 
     @classmethod
@@ -83,6 +90,13 @@ class KeyRing:
             if hmac.compare_digest(key.encode(), token.encode()):
                 return Principal(f"tenant:{tenant}", tenant=tenant)
         raise Unauthorized("unknown API key")
+
+
+def host_is_loopback(headers: Mapping[str, str]) -> bool:
+    """The Host header names a loopback address (what open mode requires, against DNS rebinding)."""
+    host = headers.get("host", "")
+    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
+    return is_loopback(name)
 
 
 def token_from_headers(headers: Mapping[str, str]) -> str | None:

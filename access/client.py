@@ -10,7 +10,9 @@ Both speak the same pydantic models as the server (`engram.access.models`):
 
 Errors come back as `EngramError` subclasses carrying the server's code and
 message. `safe_recall` never raises: on any failure it returns an empty
-context (inject nothing), so memory can never break the chat.
+context (inject nothing), so memory can never break the chat. A new session
+or a new user is not a failure: `recall` answers with `session_known` /
+`user_known` false (long-term memory only, or an empty context).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from engram.schemas.memory import GlobalCard, MemoryRecord
 
 from .models import (
     CardCreate, CardUpdate, ControlResult, FeedbackRequest, FeedbackResult, ForgetBody, HealthInfo,
-    IngestResult, LineageStep, MetricsInfo, RecallQuery, RecallResponse,
+    IngestResult, LineageStep, MetricsInfo, RecallQuery, RecallResponse, SearchQuery, SearchResponse,
 )
 
 T = TypeVar("T")
@@ -112,6 +114,11 @@ class _Api:
     @staticmethod
     def recall(query: RecallQuery) -> _Call[RecallResponse]:
         return _Call("POST", "/v1/recall", _model(RecallResponse), body=query)
+
+    @staticmethod
+    def search(tenant: str, user: str, query: str, session: str | None, limit: int) -> _Call[SearchResponse]:
+        body = SearchQuery(tenant=tenant, user=user, query=query, session=session, limit=limit)
+        return _Call("POST", "/v1/search", _model(SearchResponse), body=body)
 
     @staticmethod
     def feedback(body: FeedbackRequest) -> _Call[FeedbackResult]:
@@ -212,6 +219,11 @@ class EngramClient:
             self.failures += 1
             return RecallResponse.empty(query)
 
+    def search(self, tenant: str, user: str, query: str, session: str | None = None,
+               limit: int = 10) -> SearchResponse:
+        """Search a user's memories; a new user or session gives no results and a false flag, not an error."""
+        return self._run(_Api.search(tenant, user, query, session, limit))
+
     def feedback(self, body: FeedbackRequest) -> FeedbackResult:
         return self._run(_Api.feedback(body))
 
@@ -310,6 +322,10 @@ class AsyncEngramClient:
         except Exception:
             self.failures += 1
             return RecallResponse.empty(query)
+
+    async def search(self, tenant: str, user: str, query: str, session: str | None = None,
+                     limit: int = 10) -> SearchResponse:
+        return await self._run(_Api.search(tenant, user, query, session, limit))
 
     async def feedback(self, body: FeedbackRequest) -> FeedbackResult:
         return await self._run(_Api.feedback(body))

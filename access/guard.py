@@ -2,13 +2,16 @@
 
 The body is read (up to the limit) before the app sees it, so an oversize
 request — with or without Content-Length — is answered 413 in the error shape
-and the app never parses it. With an `authorize` callback (the MCP server)
-every HTTP request must pass it first.
+and the app never parses it. With an `authorize` callback every HTTP request
+must pass it first, before any of its body is read (an unauthenticated upload
+holds no memory). The arrival time is left in the scope (`ARRIVED`), so a
+recall's deadline counts the time spent queued.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, MutableMapping
+import time
 from typing import Any
 
 import orjson
@@ -21,6 +24,8 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+ARRIVED = "engram.arrived"
+"""Scope key: `time.perf_counter()` when the request reached the Guard (deadlines count from there)."""
 Authorize = Callable[[Scope], None]
 """Raises an AccessError to refuse the request; may store what it learnt in the scope."""
 
@@ -40,6 +45,7 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        scope.setdefault(ARRIVED, time.perf_counter())
         counted = self._counting(send)
         try:
             if self.authorize is not None:

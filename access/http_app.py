@@ -74,8 +74,10 @@ def create_server_app(backend: MemoryBackend, keys: KeyRing, limits: Limits | No
     """The app `engram serve` runs: the FastAPI app behind the Guard (size limit, status counts)."""
     limits = limits or Limits()
     metrics = Metrics()
+    from .app import pre_authorizer
+
     app = create_app(backend, keys, limits, metrics)
-    return Guard(app, limits.max_body_bytes, metrics)
+    return Guard(app, limits.max_body_bytes, metrics, authorize=pre_authorizer(keys))
 
 
 def _error(status: int, code: str, message: str) -> JSONResponse:

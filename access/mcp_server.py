@@ -2,8 +2,9 @@
 
 Tools: `memory_write`, `memory_read`, `memory_search`, `memory_delete` and
 `memory_recall`. Each names its tenant, user and session, validated the same
-way on write and read; a read naming an unknown user or session is an error,
-never an empty answer. Over HTTP every request needs `Authorization: Bearer`
+way on write and read. A new user or session is normal (`user_known` /
+`session_known` false in the answer); a read of one named thing (a memory id)
+that does not exist is an error. Over HTTP every request needs `Authorization: Bearer`
 with `ENGRAM_MCP_TOKEN` (or an API key, scoped to its tenant) once any is
 configured; without one only loopback clients are served. Over stdio the
 caller is the local user who started the process (optionally pinned to one
@@ -13,17 +14,16 @@ tenant).
 from __future__ import annotations
 
 import functools
-import uuid
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeAlias, TypeVar
 
 import anyio
 from pydantic import Field
 
-from engram.schemas.base import Identifier
+from engram.schemas.base import Identifier, stable_id
 from engram.schemas.inputs import TurnInput
 
-from ._mcp_compat import Context, MCPServer, ToolError, http_app
+from ._mcp_compat import Context, MCPServer, ToolError, forbid_unknown_arguments, http_app
 from .auth import LOCAL, KeyRing, Principal, token_from_headers
 from .errors import AccessError
 from .guard import ASGIApp, Guard, Scope
@@ -33,27 +33,53 @@ from .service import AccessService
 
 PRINCIPAL_KEY = "engram.principal"
 T = TypeVar("T")
-Text = Annotated[str, Field(min_length=1, max_length=4000)]
-Limit = Annotated[int, Field(ge=1, le=50)]
 
 INSTRUCTIONS = (
     "Engram is the user's long-term memory. Write each chat message with memory_write; before answering, "
     "call memory_recall for the assembled memory context (inject it into your system prompt only when it is "
     "not empty). Use memory_search / memory_read to look things up and memory_delete when the user asks to "
-    "forget. Always pass the same tenant, user and session ids."
+    "forget. Pass the same tenant, user and session ids every time (tenant and user may be pinned by the "
+    "server; session is optional)."
 )
 
 
-class EngramMCP:
-    """The MCP tools over one AccessService. `principal` is the stdio caller."""
+OptionalId: TypeAlias = Identifier | None  # noqa: UP040
+TenantArg = Annotated[OptionalId, Field(description="Tenant id; leave it out when the server is pinned (--tenant).")]
+UserArg = Annotated[OptionalId, Field(description="User id; leave it out when the server is pinned (--user).")]
+AgentArg = Annotated[Identifier, Field(description="Id of the agent (assistant) talking to the user.")]
+SessionArg = Annotated[OptionalId, Field(description="Conversation id; optional (default 'default'). A new "
+                                                     "session is normal: it gets the user's long-term memory.")]
+ContentArg = Annotated[str, Field(description="The message text, exactly as said.", min_length=1,
+                                  max_length=32_000)]
+RoleArg = Annotated[Literal["user", "assistant"], Field(description="Who said it: user or assistant.")]
+MessageIdArg = Annotated[OptionalId, Field(description="Your id for the message; optional. Without one, the same "
+                                                       "text in the same session by the same role is one message "
+                                                       "(a retry stores nothing new).")]
+MemoryIdArg = Annotated[OptionalId, Field(description="One memory's id (memory_id from memory_read or search).")]
+QuestionArg = Annotated[str, Field(description="What the user asks now.", min_length=1, max_length=4000)]
+QueryArg = Annotated[str, Field(description="Words or a sentence to search the memories for.", min_length=1,
+                                max_length=4000)]
+LimitArg = Annotated[int, Field(description="At most this many results (1-50).", ge=1, le=50)]
+TopicArg = Annotated[str, Field(description="Forget every memory about this topic text.", max_length=500)]
+EverythingArg = Annotated[bool, Field(description="Forget everything about the user (also session summaries "
+                                                  "and recent messages).")]
+DEFAULT_SESSION = "default"
 
-    def __init__(self, access: AccessService, principal: Principal = LOCAL) -> None:
+
+class EngramMCP:
+    """The MCP tools over one AccessService. `principal` is the stdio caller; `tenant`/`user` pin the server."""
+
+    def __init__(self, access: AccessService, principal: Principal = LOCAL, tenant: str | None = None,
+                 user: str | None = None) -> None:
         self.access = access
         self.principal = principal
+        self.tenant = tenant or principal.tenant
+        self.user = user
         self.server = MCPServer("engram", instructions=INSTRUCTIONS)
         for tool in (self.memory_write, self.memory_read, self.memory_search, self.memory_delete,
                      self.memory_recall):
             self.server.add_tool(tool, name=tool.__name__, description=tool.__doc__)
+            forbid_unknown_arguments(self.server, tool.__name__)
 
     def _who(self, ctx: Context | None) -> Principal:
         request = getattr(ctx.request_context, "request", None) if ctx is not None else None
@@ -64,71 +90,105 @@ class EngramMCP:
             raise ToolError("unauthorized: the request carried no verified credentials")
         return who
 
+    def _scope(self, tenant: str | None, user: str | None) -> tuple[str, str]:
+        """The tenant and user of a call: the pinned ones, or the ones given (which must match a pin)."""
+        for name, given, pinned in (("tenant", tenant, self.tenant), ("user", user, self.user)):
+            if pinned is not None and given is not None and given != pinned:
+                raise ToolError(f"forbidden_{name}: this memory server serves {name} {pinned!r} only, "
+                                f"not {given!r}")
+            if given is None and pinned is None:
+                raise ToolError(f"invalid_request: give the {name} id (this server is not pinned to one)")
+        return str(tenant or self.tenant), str(user or self.user)
+
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
         try:
             return await anyio.to_thread.run_sync(functools.partial(fn, *args))
         except AccessError as refused:
             self.access.metrics.add(f"mcp.errors.{refused.code}")
-            raise ToolError(f"{refused.code}: {refused.message}") from refused
+            message = refused.message
+            if refused.code == "forbidden_tenant" and self.principal is not LOCAL:
+                message = "this memory server is pinned to another tenant"
+            raise ToolError(f"{refused.code}: {message}") from refused
 
     # -- tools (docstrings are what the model reads) -------------------------------------
-    async def memory_write(self, tenant: Identifier, user: Identifier, agent: Identifier, session: Identifier,
-                           content: Annotated[str, Field(min_length=1, max_length=32_000)],
-                           role: Literal["user", "assistant"] = "user", message_id: Identifier | None = None,
-                           ctx: Context | None = None) -> dict[str, Any]:
+    async def memory_write(self, content: ContentArg, agent: AgentArg = "assistant", role: RoleArg = "user",
+                           tenant: TenantArg = None, user: UserArg = None, session: SessionArg = None,
+                           message_id: MessageIdArg = None, ctx: Context | None = None) -> dict[str, Any]:
         """Record one chat message (user or assistant) in the user's memory. Engram extracts what is worth
-        remembering; re-sending the same message_id stores nothing new."""
-        turn = TurnInput(tenant=tenant, user=user, agent=agent, session=session, role=role, content=content,
-                         message_id=message_id or str(uuid.uuid4()))
-        result = await self._call(self.access.ingest, self._who(ctx), [turn])
+        remembering and answers with what it remembered (`remembered`: each memory changed, with its text)."""
+        tenant_id, user_id = self._scope(tenant, user)
+        session_id = session or DEFAULT_SESSION
+        turn = TurnInput(tenant=tenant_id, user=user_id, agent=agent, session=session_id, role=role,
+                         content=content, message_id=message_id or stable_id("mcp", tenant_id, user_id, session_id,
+                                                                             role, content))
+        result, changes = await self._call(self.access.record, self._who(ctx), [turn])
         return {"message_id": turn.message_id, "stored": result.appended == 1,
-                "memories_changed": result.events.get("MemoryChanged", 0)}
+                "memories_changed": len(changes),
+                "remembered": [{"memory_id": c.memory_id, "change": c.change, "memory": c.after or c.before}
+                               for c in changes]}
 
-    async def memory_read(self, tenant: Identifier, user: Identifier, session: Identifier,
-                          memory_id: Identifier | None = None, ctx: Context | None = None) -> dict[str, Any]:
-        """Read what is remembered about the user: one memory by id, or all active memories plus the latest
-        summary of the session. An unknown user or session is an error."""
+    async def memory_read(self, tenant: TenantArg = None, user: UserArg = None, session: SessionArg = None,
+                          memory_id: MemoryIdArg = None, ctx: Context | None = None) -> dict[str, Any]:
+        """Read what is remembered about the user: one memory by id (an unknown id is an error), or all
+        active memories plus the latest summary of the session. A new user or session is not an error:
+        `user_known` / `session_known` are then false."""
         who = self._who(ctx)
-        await self._call(self.access.require_session, who, tenant, user, session)
+        tenant_id, user_id = self._scope(tenant, user)
         if memory_id is not None:
-            record = await self._call(self.access.memory, who, tenant, user, memory_id)
+            record = await self._call(self.access.memory, who, tenant_id, user_id, memory_id)
             return {"memory": _memory(record)}
-        records = await self._call(self.access.memories, who, tenant, user, "active")
-        summary = await self._call(self.access.summary, who, tenant, user, session)
+        await self._call(who.check_tenant, tenant_id)
+        user_known, session_known = await self._call(self.access.known, tenant_id, user_id, session)
+        self.access.note_unknown("read", tenant_id, user_id, session, user_known, session_known)
+        if not user_known:
+            return {"memories": [], "session_summary": None, "user_known": False, "session_known": False}
+        records = await self._call(self.access.memories, who, tenant_id, user_id, "active")
+        summary = (await self._call(self.access.summary, who, tenant_id, user_id, session)
+                   if session is not None and session_known else None)
         return {"memories": [_memory(r) for r in records],
-                "session_summary": summary.sections.render() if summary is not None else None}
+                "session_summary": summary.sections.render() if summary is not None else None,
+                "user_known": True, "session_known": session_known}
 
-    async def memory_search(self, tenant: Identifier, user: Identifier, session: Identifier, query: Text,
-                            limit: Limit = 10, ctx: Context | None = None) -> dict[str, Any]:
-        """Search the user's active memories by meaning and keywords; best matches first."""
-        hits = await self._call(self.access.search, self._who(ctx), tenant, user, session, query, limit)
+    async def memory_search(self, query: QueryArg, tenant: TenantArg = None, user: UserArg = None,
+                            session: SessionArg = None, limit: LimitArg = 10,
+                            ctx: Context | None = None) -> dict[str, Any]:
+        """Search the user's active memories by meaning and keywords; best matches first. A new user or
+        session is not an error (no results, `user_known` false)."""
+        tenant_id, user_id = self._scope(tenant, user)
+        found = await self._call(self.access.search, self._who(ctx), tenant_id, user_id, session, query, limit)
         return {"results": [{**_memory(h.record), "score": round(h.vector_score + h.keyword_score, 4)}
-                            for h in hits]}
+                            for h in found.hits],
+                "user_known": found.user_known, "session_known": found.session_known}
 
-    async def memory_delete(self, tenant: Identifier, user: Identifier, session: Identifier,
-                            memory_id: Identifier | None = None,
-                            topic_text: Annotated[str, Field(max_length=500)] = "",
-                            everything: bool = False, ctx: Context | None = None) -> dict[str, Any]:
+    async def memory_delete(self, tenant: TenantArg = None, user: UserArg = None, session: SessionArg = None,
+                            memory_id: MemoryIdArg = None, topic_text: TopicArg = "",
+                            everything: EverythingArg = False, ctx: Context | None = None) -> dict[str, Any]:
         """Forget: one memory by id, every memory about a topic text, or everything about the user
         (then also session summaries and recent messages). Returns how many memories were really deleted."""
         who = self._who(ctx)
-        await self._call(self.access.require_session, who, tenant, user, session)
+        tenant_id, user_id = self._scope(tenant, user)
         if sum((memory_id is not None, bool(topic_text.strip()), everything)) != 1:
             raise ToolError("invalid_request: give exactly one of memory_id, topic_text or everything=true")
         if memory_id is not None:
-            result = await self._call(self.access.forget_one, who, tenant, user, memory_id)
+            result = await self._call(self.access.forget_one, who, tenant_id, user_id, memory_id)
         else:
-            body = ForgetBody(tenant=tenant, user=user, topic_text=topic_text, everything=everything)
+            body = ForgetBody(tenant=tenant_id, user=user_id, topic_text=topic_text, everything=everything)
             result = await self._call(self.access.forget, who, body)
         return result.model_dump()
 
-    async def memory_recall(self, tenant: Identifier, user: Identifier, agent: Identifier, session: Identifier,
-                            question: Text, ctx: Context | None = None) -> dict[str, Any]:
+    async def memory_recall(self, question: QuestionArg, agent: AgentArg = "assistant", tenant: TenantArg = None,
+                            user: UserArg = None, session: SessionArg = None,
+                            ctx: Context | None = None) -> dict[str, Any]:
         """The memory context for answering `question`: global cards, long-term memories, the session summary
-        and recent messages, ready for the system prompt. An empty `context` means: inject nothing."""
-        query = RecallQuery(tenant=tenant, user=user, agent=agent, session=session, question=question)
+        and recent messages, ready for the system prompt. An empty `context` means: inject nothing. A new
+        session still gets the user's long-term memory (`session_known` false); a new user gets an empty
+        context (`user_known` false)."""
+        tenant_id, user_id = self._scope(tenant, user)
+        query = RecallQuery(tenant=tenant_id, user=user_id, agent=agent, session=session or DEFAULT_SESSION,
+                            question=question)
         response = await self._call(self.access.recall, self._who(ctx), query)
-        return response.model_dump(include={"recall_id", "context", "injected", "items", "recent", "degraded"})
+        return response.model_dump(include={"recall_id", "context", "injected", "items", "recent", "degraded",
+                                            "user_known", "session_known"})
 
 
 def _memory(record: Any) -> dict[str, Any]:
@@ -138,7 +198,12 @@ def _memory(record: Any) -> dict[str, Any]:
 
 
 def mcp_keys(keys: KeyRing, token: str | None) -> KeyRing:
-    """The credentials the MCP server accepts: its own token (all tenants) and the API keys."""
+    """The credentials the MCP server accepts: its own token (all tenants) and the API keys.
+
+    A token equal to a tenant's API key stays that tenant's key: it never becomes an all-tenant admin.
+    """
+    if token and token in keys.tenant_keys:
+        return keys
     admins = keys.admin_keys | ({token} if token else set())
     return KeyRing(keys.tenant_keys, frozenset(admins))
 

@@ -24,7 +24,7 @@ __all__ = [
     "CardAgents", "CardCreate", "CardUpdate", "ChatMessage", "ControlResult", "CorrectionBody",
     "ErrorBody", "FeedbackRequest", "FeedbackResult", "ForgetBody", "GlobalCard", "HealthInfo",
     "IngestResult", "LineageStep", "MemoryChange", "MemoryRecord", "MetricsInfo", "RecallQuery",
-    "RecallResponse", "RecalledMemory", "TurnBatch", "TurnInput", "UserScope",
+    "RecallResponse", "RecalledMemory", "SearchMatch", "SearchQuery", "SearchResponse", "TurnBatch", "TurnInput", "UserScope",
 ]
 
 
@@ -103,6 +103,10 @@ class RecallResponse(_Response):
     build_ms: float = 0.0
     deadline_exceeded: bool = False
     degraded: bool = Field(default=False, description="recall failed or ran out of time: the context is empty")
+    user_known: bool = Field(default=True, description="false: nothing is recorded for this user yet (a new "
+                             "user, not an error): the context is empty")
+    session_known: bool = Field(default=True, description="false: the session has no turn yet (a new session, "
+                                "not an error): long-term memory only, no summary and no recent window")
 
     @classmethod
     def empty(cls, query: RecallQuery, recall_id: str = "") -> RecallResponse:
@@ -110,6 +114,29 @@ class RecallResponse(_Response):
         system = [ChatMessage(role="system", content=query.system_prompt)] if query.system_prompt.strip() else []
         return cls(recall_id=recall_id, context="", injected=False, degraded=True,
                    messages=[*system, ChatMessage(role="user", content=query.question)])
+
+
+class SearchQuery(UserScope):
+    """Search the user's active memories by meaning and keywords."""
+
+    query: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    session: Identifier | None = Field(default=None, description="optional: only reported back as session_known")
+    limit: int = Field(default=10, ge=1, le=100)
+
+
+class SearchMatch(_Response):
+    memory: MemoryRecord
+    score: float = Field(description="vector plus keyword score")
+    vector_score: float
+    keyword_score: float
+
+
+class SearchResponse(_Response):
+    """Best matches first. A new user or session is not an error: see the two flags."""
+
+    results: list[SearchMatch] = Field(default_factory=list)
+    user_known: bool = True
+    session_known: bool = True
 
 
 class FeedbackRequest(UserScope):

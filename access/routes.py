@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Any, Literal, Union
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Request
@@ -14,15 +15,16 @@ from engram.schemas.events import SummarySnapshotted
 from engram.schemas.inputs import TurnInput
 from engram.schemas.memory import GlobalCard, MemoryRecord
 
-from .auth import Principal, is_loopback, token_from_headers
+from .auth import Principal, host_is_loopback, is_loopback, token_from_headers
 from .cards import CardService
+from .guard import ARRIVED
 from .errors import Forbidden, NotFound, TooLarge
 from .models import (
     CardAgents, CardCreate, CardUpdate, ControlResult, CorrectionBody, FeedbackRequest, FeedbackResult,
-    ForgetBody, HealthInfo, IngestResult, LineageStep, MetricsInfo, RecallQuery, RecallResponse, TurnBatch,
-    UserScope,
+    ForgetBody, HealthInfo, IngestResult, LineageStep, MetricsInfo, RecallQuery, RecallResponse, SearchQuery,
+    SearchResponse, TurnBatch, UserScope,
 )
-from .service import AccessService
+from .service import AccessService, search_response
 
 service_routes = APIRouter(tags=["service"])
 memory_routes = APIRouter(tags=["memory"])
@@ -34,8 +36,16 @@ def _client_host(request: Request) -> str | None:
 
 
 def principal(request: Request) -> Principal:
-    """The caller, from `Authorization: Bearer <key>` or `X-API-Key` (open mode: loopback only)."""
-    return request.app.state.keys.principal(token_from_headers(request.headers), _client_host(request))
+    """The caller, from `Authorization: Bearer <key>` or `X-API-Key` (open mode: loopback only).
+
+    In open mode the Host header must name a loopback address too: a page on another site whose name
+    was rebound to 127.0.0.1 (DNS rebinding) sends its own host name and is refused.
+    """
+    keys = request.app.state.keys
+    if keys.open and not host_is_loopback(request.headers):
+        raise Forbidden("no API keys are configured: only requests to a loopback host name are served",
+                        "loopback_only")
+    return keys.principal(token_from_headers(request.headers), _client_host(request))
 
 
 def access_service(request: Request) -> AccessService:
@@ -97,8 +107,17 @@ def post_turns(body: Annotated[OneOrMany, Body()], who: Who, access: Access,
 
 
 @memory_routes.post("/recall", response_model=RecallResponse, summary="Assemble the memory context")
-def post_recall(body: RecallQuery, who: Who, access: Access) -> RecallResponse:
-    return access.recall(who, body)
+def post_recall(body: RecallQuery, who: Who, access: Access, request: Request) -> RecallResponse:
+    arrived = request.scope.get(ARRIVED)
+    spent_ms = (time.perf_counter() - arrived) * 1000 if isinstance(arrived, float) else 0.0
+    return access.recall(who, body, spent_ms)
+
+
+@memory_routes.post("/search", response_model=SearchResponse,
+                    summary="Search a user's memories (a new user or session is not an error)")
+def post_search(body: SearchQuery, who: Who, access: Access) -> SearchResponse:
+    found = access.search(who, body.tenant, body.user, body.session, body.query, body.limit)
+    return search_response(found)
 
 
 @memory_routes.post("/feedback", response_model=FeedbackResult, summary="Good/bad verdict on one recall")

@@ -1,15 +1,21 @@
 """The use cases behind every door (HTTP, MCP): ingest, recall, feedback, memories, user controls.
 
 Every method takes the calling `Principal` first and checks the tenant before
-anything else, so no door can forget to. Reads naming an unknown user or
-session raise NotFound instead of answering empty. Commands are appended as
-events; what they did is read back from the MemoryChanged events they caused.
+anything else, so no door can forget to. A new session or a new user is normal
+(SPEC §9): recall and search answer with `session_known` / `user_known` set to
+false (counted and logged), never an error, so the first message of a session
+gets the user's long-term memory. Reads of one named thing (a memory, a
+session's summary, a user's memory list) raise NotFound instead of answering
+empty. Commands are appended as events; what they did is read back from the
+MemoryChanged events they caused.
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Literal
 
@@ -32,9 +38,10 @@ from .errors import Conflict, NotFound, unknown_memory, unknown_session, unknown
 from .metrics import Metrics
 from .models import (
     ChatMessage, ControlResult, FeedbackRequest, FeedbackResult, ForgetBody, IngestResult, LineageStep,
-    MemoryChange, RecallQuery, RecallResponse, RecalledMemory,
+    MemoryChange, RecallQuery, RecallResponse, RecalledMemory, SearchMatch, SearchResponse,
 )
 
+log = logging.getLogger("engram.access")
 Clock = Callable[[], datetime]
 StatusFilter = Literal["active", "all"]
 ALL_STATUSES = ("active", "replaced", "retired", "archived")
@@ -46,6 +53,15 @@ def utc_now() -> datetime:
 
 def new_id() -> str:
     return str(uuid.uuid4())
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Search hits, and whether the user and the session were known (a new one is not an error)."""
+
+    hits: list[SearchHit]
+    user_known: bool = True
+    session_known: bool = True
 
 
 class AccessService:
@@ -74,6 +90,10 @@ class AccessService:
 
     # -- ingest and recall ------------------------------------------------------------
     def ingest(self, who: Principal, turns: Sequence[TurnInput]) -> IngestResult:
+        return self.record(who, turns)[0]
+
+    def record(self, who: Principal, turns: Sequence[TurnInput]) -> tuple[IngestResult, list[MemoryChange]]:
+        """Ingest, and the memory changes the turns caused (with their text)."""
         for turn in turns:
             who.check_tenant(turn.tenant)
         report = self.backend.ingest(turns)
@@ -85,17 +105,22 @@ class AccessService:
         if report.rejected:
             self.metrics.add("turns.conflicts", report.conflicts)
             raise ingest_conflict(report, result)
-        return result
+        return result, control_result(report.changes).changes
 
-    def recall(self, who: Principal, query: RecallQuery) -> RecallResponse:
-        """The memory context; a failure or an exhausted deadline yields an empty, degraded one."""
+    def recall(self, who: Principal, query: RecallQuery, spent_ms: float = 0.0) -> RecallResponse:
+        """The memory context; a failure or an exhausted deadline yields an empty, degraded one.
+
+        `spent_ms`: time the request already waited (queued, read) before reaching here; the deadline
+        is end to end, so only what is left of it is given to the runtime.
+        """
         who.check_tenant(query.tenant)
         request = RecallRequest(query.tenant, query.user, query.agent, query.session, query.question,
                                 self.clock(), query.message_id, query.memory_enabled, query.token_budget,
                                 query.limit)
-        deadline = query.deadline_ms or self.backend.config.recall.deadline_ms
-        precheck = _session_check(query.tenant, query.user, query.session)
-        result = self.backend.recall(request, deadline, precheck)
+        deadline = (query.deadline_ms or self.backend.config.recall.deadline_ms) - spent_ms
+        result = self.backend.recall(request, deadline) if deadline > 0 else None
+        if deadline <= 0:
+            self.metrics.add("recall.deadline_spent_queued")
         self.metrics.add("recall.served")
         if result is None:
             self.metrics.add("recall.degraded")
@@ -103,7 +128,29 @@ class AccessService:
         self.metrics.add("recall.injected" if result.items else "recall.nothing_injected")
         if result.deadline_exceeded:
             self.metrics.add("recall.deadline_exceeded")
+        self.note_unknown("recall", query.tenant, query.user, query.session, result.user_known,
+                          result.session_known)
         return recall_response(result, query.system_prompt)
+
+    def note_unknown(self, what: str, tenant: str, user: str, session: str | None, user_known: bool,
+                     session_known: bool) -> None:
+        """A new user or session is normal, but never silent: one counter and one log line."""
+        if not user_known:
+            self.metrics.add(f"{what}.unknown_user")
+            log.info("%s for user %r of tenant %r: nothing recorded yet (new user); empty context",
+                     what, user, tenant)
+        elif not session_known and session is not None:
+            self.metrics.add(f"{what}.new_session")
+            log.info("%s for session %r of user %r (tenant %r): no turn yet (new session); long-term memory only",
+                     what, session, user, tenant)
+
+    def known(self, tenant: str, user: str, session: str | None) -> tuple[bool, bool]:
+        """(user_known, session_known) from the projection; a session not given counts as known."""
+        def check(store: MemoryStore) -> tuple[bool, bool]:
+            if not store.has_user(tenant, user):
+                return False, False
+            return True, session is None or store.has_session(tenant, user, session)
+        return self.backend.read(check)
 
     def feedback(self, who: Principal, body: FeedbackRequest) -> FeedbackResult:
         """Attach a verdict to a recall of this user (appended as FeedbackGiven)."""
@@ -138,16 +185,22 @@ class AccessService:
         steps = self.backend.lineage(tenant, user, memory_id)
         if not steps:
             raise NotFound(f"no memory {memory_id!r} was ever recorded for this user", "unknown_memory")
-        return [LineageStep.model_validate(step.as_dict()) for step in steps]
+        return [LineageStep.model_validate(step) for step in steps]
 
-    def search(self, who: Principal, tenant: str, user: str, session: str, query: str,
-               limit: int) -> list[SearchHit]:
-        """Hybrid search over the user's active memories (the session must be known)."""
-        self.require_session(who, tenant, user, session)
+    def search(self, who: Principal, tenant: str, user: str, session: str | None, query: str,
+               limit: int) -> SearchResult:
+        """Hybrid search over the user's active memories. A new user or session is normal (see the flags)."""
+        who.check_tenant(tenant)
+        user_known, session_known = self.known(tenant, user, session)
+        self.metrics.add("search.served")
+        self.note_unknown("search", tenant, user, session, user_known, session_known)
+        if not user_known:
+            return SearchResult([], False, False)
         vector = embed_text(self.backend.embedder, query)
         hits = self.backend.read(lambda store: store.search_memories(tenant, user, query, vector, limit))
         floor = self.backend.config.recall.semantic_match_cosine
-        return [h for h in hits if h.keyword_score > 0 or h.vector_score >= floor][:limit]
+        found = [h for h in hits if h.keyword_score > 0 or h.vector_score >= floor][:limit]
+        return SearchResult(found, True, session_known)
 
     def summary(self, who: Principal, tenant: str, user: str, session: str) -> SummarySnapshotted | None:
         self.require_session(who, tenant, user, session)
@@ -242,5 +295,13 @@ def recall_response(result: RecallResult, system_prompt: str = "") -> RecallResp
         items=items, recent=[ChatMessage(**m) for m in result.recent],
         messages=[ChatMessage(**m) for m in result.messages(system_prompt)],
         retrieval_ms=round(result.retrieval_ms, 3), build_ms=round(result.build_ms, 3),
-        deadline_exceeded=result.deadline_exceeded,
+        deadline_exceeded=result.deadline_exceeded, user_known=result.user_known,
+        session_known=result.session_known,
     )
+
+
+def search_response(found: SearchResult) -> SearchResponse:
+    return SearchResponse(results=[
+        SearchMatch(memory=h.record, score=round(h.vector_score + h.keyword_score, 6),
+                    vector_score=round(h.vector_score, 6), keyword_score=round(h.keyword_score, 6))
+        for h in found.hits], user_known=found.user_known, session_known=found.session_known)

@@ -1,22 +1,26 @@
-"""The `engram` command line (embedded runtime)."""
+"""The `engram` command line, on the runtime ENGRAM_RUNTIME names (embedded by default).
+
+The memory commands (memories, recall, search, summary, history, correct, pin, unpin, forget) live in
+`controls` and go through the runtime port; `--data` is accepted before or after the subcommand.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 import tempfile
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import click
-import orjson
 
-from engram.recall.service import RecallRequest
+import engram
+
 from engram.runtime.choice import runtime_kind
 from engram.runtime.engine import EmbeddedRuntime
 
 from . import render
+from .controls import register as register_controls
 from .govern import register as register_govern
 from .ingest_file import ingest_file
 from .serve import register as register_serve
@@ -44,13 +48,10 @@ def _kind() -> str:
         raise click.UsageError(str(exc)) from exc
 
 
-def _emit_json(value: object) -> None:
-    click.echo(orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode())
-
-
 @click.group()
 @click.option("--data", type=click.Path(file_okay=False, path_type=Path), envvar="ENGRAM_DATA",
               default=DEFAULT_DATA, show_default=True, help="Data folder (or ENGRAM_DATA).")
+@click.version_option(engram.__version__, "--version", prog_name="engram")
 @click.pass_context
 def cli(ctx: click.Context, data: Path) -> None:
     """Engram: event-sourced long-term memory for AI agents."""
@@ -79,92 +80,6 @@ def ingest(ctx: click.Context, file: str, wait: bool) -> None:
     click.echo(render.ingest_summary(result))
     if result.errors:
         sys.exit(1)
-
-
-def _require_user(runtime: Any, tenant: str, user: str) -> None:
-    if not runtime.store.has_user(tenant, user):
-        raise click.ClickException(f"no memory at all for tenant {tenant!r}, user {user!r} (unknown tenant or user)")
-
-
-@cli.command()
-@click.option("--tenant", required=True)
-@click.option("--user", required=True)
-@click.option("--all", "include_all", is_flag=True, help="Include replaced and retired memories.")
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_context
-def memories(ctx: click.Context, tenant: str, user: str, include_all: bool, as_json: bool) -> None:
-    """The current memories of one user."""
-    with _runtime(ctx) as runtime:
-        _require_user(runtime, tenant, user)
-        statuses = ("active", "replaced", "retired", "archived") if include_all else ("active",)
-        records = runtime.store.list_memories(tenant, user, statuses)
-    if as_json:
-        _emit_json([render.memory_dict(r) for r in records])
-    else:
-        click.echo(render.memory_table(records))
-
-
-@cli.command()
-@click.option("--tenant", required=True)
-@click.option("--user", required=True)
-@click.option("--agent", required=True)
-@click.option("--session", required=True)
-@click.option("--json", "as_json", is_flag=True)
-@click.argument("question")
-@click.pass_context
-def recall(ctx: click.Context, tenant: str, user: str, agent: str, session: str, as_json: bool,
-           question: str) -> None:
-    """Assemble the memory context for a question."""
-    with _runtime(ctx) as runtime:
-        _require_user(runtime, tenant, user)
-        request = RecallRequest(tenant, user, agent, session, question, datetime.now(timezone.utc))
-        result = runtime.recall(request)
-    if as_json:
-        _emit_json(render.recall_dict(result))
-    else:
-        click.echo(render.recall_text(result))
-
-
-@cli.command()
-@click.option("--tenant", required=True)
-@click.option("--session", required=True)
-@click.option("--user", default=None, help="Needed only if several users share the session id.")
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_context
-def summary(ctx: click.Context, tenant: str, session: str, user: str | None, as_json: bool) -> None:
-    """The latest summary of a session."""
-    with _runtime(ctx) as runtime:
-        users = [user] if user else runtime.store.session_users(tenant, session)
-        if not users:
-            raise click.ClickException(f"unknown session {session!r} in tenant {tenant!r}")
-        if len(users) > 1:
-            raise click.ClickException(f"session {session!r} has several users ({', '.join(users)}): pass --user")
-        snapshot = runtime.store.latest_summary(tenant, users[0], session)
-    if snapshot is None:
-        raise click.ClickException(f"session {session!r} has no summary yet (too few messages so far)")
-    if as_json:
-        _emit_json(snapshot.model_dump(mode="json"))
-    else:
-        click.echo(render.summary_text(snapshot))
-
-
-@cli.command()
-@click.option("--tenant", required=True)
-@click.option("--user", required=True)
-@click.option("--json", "as_json", is_flag=True)
-@click.argument("memory_id")
-@click.pass_context
-def history(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id: str) -> None:
-    """How one memory came to be: its changes back to the L0 turns."""
-    with _runtime(ctx) as runtime:
-        _require_user(runtime, tenant, user)
-        steps = runtime.lineage(tenant, user, memory_id)
-    if not steps:
-        raise click.ClickException(f"no memory {memory_id!r} for tenant {tenant!r}, user {user!r}")
-    if as_json:
-        _emit_json(steps)
-    else:
-        click.echo(render.lineage_text(steps))
 
 
 @cli.command()
@@ -236,10 +151,32 @@ def demo(ctx: click.Context) -> None:
     run_demo(Path(data))
 
 
+register_controls(cli)  # engram memories, recall, search, summary, history, correct, pin, unpin, forget
 register_serve(cli)  # engram serve, engram mcp
 from . import worker as _worker  # noqa: E402,F401  (engram worker: the distributed runtime)
 register_sql(cli)  # engram sql
 register_govern(cli)  # engram govern
+
+
+def _set_data(ctx: click.Context, _: click.Parameter, value: Path | None) -> None:
+    if value is not None:
+        ctx.ensure_object(dict)
+        ctx.obj["data"] = value
+        root = ctx.find_root()
+        root.ensure_object(dict)
+        root.obj["data"] = value
+
+
+def _data_after_subcommand(group: click.Group) -> None:
+    """`engram memories --data DIR ...` works as well as `engram --data DIR memories ...`."""
+    for command in group.commands.values():
+        if not any(p.name == "data" for p in command.params):
+            command.params.append(click.Option(
+                ["--data"], type=click.Path(file_okay=False, path_type=Path), default=None, expose_value=False,
+                is_eager=True, callback=_set_data, help="Data folder (also accepted before the subcommand)."))
+
+
+_data_after_subcommand(cli)
 
 
 def main() -> None:

@@ -93,6 +93,8 @@ def recall_dict(result: "RecallResult") -> dict[str, Any]:
         "latency_ms": {"retrieval": round(result.retrieval_ms, 3), "build": round(result.build_ms, 3)},
         "deadline_exceeded": result.deadline_exceeded,
         "recall_id": result.observation.recall_id,
+        "user_known": result.user_known,
+        "session_known": result.session_known,
     }
 
 
@@ -100,6 +102,10 @@ def recall_text(result: "RecallResult") -> str:
     body = result.memory_section or "(nothing recalled: no memory is injected)"
     timing = f"[{result.retrieval_ms + result.build_ms:.1f} ms, {len(result.items)} items, " \
              f"{len(result.recent)} recent messages]"
+    if not result.user_known:
+        timing += "\n(new user: nothing is recorded for this user yet)"
+    elif not result.session_known:
+        timing += "\n(new session: long-term memory only, no summary or recent messages yet)"
     return f"{body}\n\n{timing}"
 
 

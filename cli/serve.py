@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -14,6 +15,15 @@ DEFAULT_HOST = "127.0.0.1"
 
 def _fail(error: AccessError) -> click.ClickException:
     return click.ClickException(error.message)
+
+
+def _access_app(what: str, *names: str) -> tuple[Any, ...]:
+    """The server builders, or the one-line install hint when the serve extra is missing."""
+    try:
+        from engram.access import app
+    except ImportError as exc:
+        raise click.ClickException(f"{what} needs the serve extra: pip install 'engram[serve]' ({exc})") from None
+    return tuple(getattr(app, name) for name in names)
 
 
 def _run(app: object, host: str, port: int) -> None:
@@ -31,7 +41,7 @@ def _run(app: object, host: str, port: int) -> None:
 @click.pass_context
 def serve(ctx: click.Context, host: str, port: int, with_mcp: bool) -> None:
     """Serve the HTTP API under /v1 (keys: ENGRAM_API_KEYS, ENGRAM_ADMIN_KEYS)."""
-    from engram.access.app import build_server
+    (build_server,) = _access_app("engram serve", "build_server")
 
     try:
         app, notice = build_server(Path(ctx.obj["data"]), host, with_mcp, dict(os.environ))
@@ -45,20 +55,21 @@ def serve(ctx: click.Context, host: str, port: int, with_mcp: bool) -> None:
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
 @click.option("--host", default=DEFAULT_HOST, show_default=True, help="HTTP transport only.")
 @click.option("--port", default=8701, show_default=True, type=int, help="HTTP transport only.")
-@click.option("--tenant", default=None, help="stdio only: restrict this server to one tenant.")
+@click.option("--tenant", default=None, help="Pin this server to one tenant (tools need no tenant argument).")
+@click.option("--user", default=None, help="Pin this server to one user (tools need no user argument).")
 @click.pass_context
-def mcp(ctx: click.Context, transport: str, host: str, port: int, tenant: str | None) -> None:
+def mcp(ctx: click.Context, transport: str, host: str, port: int, tenant: str | None, user: str | None) -> None:
     """Serve Engram as an MCP memory server (HTTP: ENGRAM_MCP_TOKEN or API keys as bearer tokens)."""
-    from engram.access.app import build_mcp_http, run_mcp_stdio
+    build_mcp_http, run_mcp_stdio = _access_app("engram mcp", "build_mcp_http", "run_mcp_stdio")
 
     data = Path(ctx.obj["data"])
     try:
         if transport == "stdio":
-            click.echo(f"engram mcp: stdio, data folder {data}" + (f", tenant {tenant}" if tenant else ""),
-                       err=True)
-            run_mcp_stdio(data, tenant)
+            click.echo(f"engram mcp: stdio, data folder {data}" + (f", tenant {tenant}" if tenant else "")
+                       + (f", user {user}" if user else ""), err=True)
+            run_mcp_stdio(data, tenant, dict(os.environ), user)
             return
-        app, notice = build_mcp_http(data, host, dict(os.environ))
+        app, notice = build_mcp_http(data, host, dict(os.environ), tenant, user)
     except AccessError as error:
         raise _fail(error) from None
     click.echo(notice, err=True)

@@ -138,7 +138,7 @@ def dead_letter_owner(stages: Sequence[Stage], stage: Stage) -> Callable[[str, s
 
 def build_app(settings: WorkerSettings, ctx: ProcessorContext | None = None) -> faust.App:
     """A faust app with one agent and one table (state and progress) per stage of the role."""
-    from engram.runtime.context import default_context
+    from engram.streams.context import default_context
 
     ns = settings.namespace
     app = app_with_fetch_wait(ns.app_id(settings.role), settings.fetch_max_wait, **_app_config(settings))

@@ -30,8 +30,8 @@ from engram.projections.clickhouse_queries import resolve_query, run_query
 from engram.projections.clickhouse_shared import shared_connection
 from engram.projections.weaviate_store import WeaviateStore
 from engram.recall.service import RecallRequest, RecallResult, RecallService
-from engram.runtime.context import default_context
-from engram.runtime.engine import IngestReport
+from engram.runtime_port import IngestReport
+from engram.streams.context import default_context
 from engram.schemas.base import Event
 from engram.schemas.codec import encode
 from engram.schemas.events import TurnRecorded

@@ -8,7 +8,7 @@ import threading
 
 import faust
 
-from engram.runtime.context import default_context
+from engram.streams.context import default_context
 from engram.streams.processor import ProcessorContext
 
 from .admin import TopicReport, ensure_topics

@@ -58,6 +58,10 @@ class RecallResult:
     deadline_exceeded: bool
     observation: RecallServed
     retrieved_ids: list[str] = field(default_factory=list)
+    user_known: bool = True
+    """False: nothing was ever recorded for this user (a new user): the context is empty."""
+    session_known: bool = True
+    """False: the session has no turn yet (a new session): long-term memory only, no summary or window."""
 
     def messages(self, system_prompt: str = "") -> list[dict[str, str]]:
         return build_messages(system_prompt, self.memory_section, self.recent, self.request.question)
@@ -85,6 +89,7 @@ class _Reads:
             "cards": lambda: store.list_cards(t, u), "persona": lambda: store.persona_memories(t, u),
             "summary": lambda: store.latest_summary(t, u, s),
             "recent": lambda: store.recent_turns(t, u, s, recent_limit),
+            "user": lambda: store.has_user(t, u), "session": lambda: store.has_session(t, u, s),
         }
         self._futures = {name: pool.submit(call) for name, call in self._calls.items()} if pool else {}
 
@@ -121,13 +126,16 @@ class RecallService:
         gathered: list[RecalledItem] = []
         retrieved: list[str] = []
         recent: list[dict[str, str]] = []
+        user_known = session_known = True
         if request.memory_enabled:
             reads = _Reads(self.store, request, 2 * self.config.recall.recent_rounds + 1, self._pool)
-            for stage in (self._global, self._long_term, self._summary):
+            user_known = bool(reads.get("user"))
+            session_known = user_known and bool(reads.get("session"))
+            for stage in self._stages(user_known, session_known):
                 if deadline.passed():
                     break
                 stage(request, gathered, retrieved, reads)
-            if not deadline.passed():
+            if session_known and not deadline.passed():
                 recent = self._recent(request, reads)
         retrieval_ms = deadline.elapsed_ms()
         build_start = time.perf_counter()
@@ -137,7 +145,15 @@ class RecallService:
         exceeded = deadline.passed()
         observation = self._observe(request, items, retrieved, recent, retrieval_ms, build_ms, exceeded)
         return RecallResult(request, section, items, recent, retrieval_ms, build_ms, exceeded,
-                            observation, retrieved)
+                            observation, retrieved, user_known, session_known)
+
+    def _stages(self, user_known: bool, session_known: bool) -> list[Callable[..., None]]:
+        """A new user has no memory (only cards set up ahead, if any); a new session has no summary yet."""
+        if not user_known:
+            return [self._global]
+        if not session_known:
+            return [self._global, self._long_term]
+        return [self._global, self._long_term, self._summary]
 
     # -- stages -------------------------------------------------------------------
     def _global(self, req: RecallRequest, out: list[RecalledItem], retrieved: list[str], reads: _Reads) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 from collections import Counter, deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -25,16 +24,17 @@ from engram.projections.embedded_store import EmbeddedStore
 from engram.projections.projector import CurrentMemoryProjector
 from engram.projections.rebuild import rebuild_store
 from engram.recall.service import RecallRequest, RecallResult, RecallService
+from engram.runtime_port import GovernReport, IngestReport
 from engram.schemas.base import Event, utc
 from engram.schemas.events import MemoryChanged, TurnRecorded
 from engram.schemas.inputs import Fingerprint, IngestIssue, SummaryTriggers, TurnInput, clamp_warning, exact, screen, \
     to_turn_event
+from engram.streams.context import default_context
 from engram.streams.govern import governance_tick
 from engram.streams.harness import dead_letter
 from engram.streams.processor import Processor, ProcessorContext
 from engram.streams.topology import build_topology
 
-from .context import default_context
 from .erasure import Eraser, open_cipher
 from .lineage import memory_lineage
 from .log import EventLog, open_database
@@ -42,37 +42,7 @@ from .log import EventLog, open_database
 log = logging.getLogger("engram.runtime")
 
 PIPELINE = "pipeline"
-@dataclass
-class IngestReport:
-    received: int = 0
-    appended: int = 0
-    duplicates: int = 0
-    events: Counter[str] = field(default_factory=Counter)
-    runtime: str = "embedded"
-    waited: float | None = None
-    """Distributed runtime: seconds until workers and projectors had applied the turns (None: not waited)."""
-    issues: list[IngestIssue] = field(default_factory=list)
-    """Turns not taken as sent (message-id conflicts, records too large, clamped times), by input position."""
-
-    @property
-    def conflicts(self) -> int:
-        return sum(issue.kind == "conflict" for issue in self.issues)
-
-    @property
-    def rejected(self) -> int:
-        """Turns not recorded at all (conflicts, too large)."""
-        return sum(issue.is_error for issue in self.issues)
-
-
-@dataclass
-class GovernReport:
-    """What one governance pass did: ticks appended (one per user) and memories evicted."""
-
-    as_of: datetime
-    users: int = 0
-    ticks: int = 0
-    archived: int = 0
-    deleted: int = 0
+__all__ = ["EmbeddedRuntime", "GovernReport", "IngestReport", "PIPELINE"]  # the reports live in engram.runtime_port
 
 
 class EmbeddedRuntime:

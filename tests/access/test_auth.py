@@ -15,7 +15,7 @@ import pytest
 
 from engram.access.auth import KeyRing, check_bind, is_loopback
 from engram.access.backend import DataDirBusy, EmbeddedBackend
-from engram.access.errors import AccessError
+from engram.access.errors import AccessError, BadRequest
 
 from .conftest import Deployment, free_port, new_id, turn
 
@@ -185,3 +185,28 @@ def test_engram_serve_on_loopback_says_so_at_start_and_serves(tmp_path: Path) ->
     finally:
         process.terminate()
         process.communicate(timeout=30)
+
+
+def test_duplicate_or_doubly_scoped_keys_are_a_startup_error() -> None:
+    with pytest.raises(BadRequest, match="one key twice"):
+        KeyRing.parse("k1:acme,k1:globex")
+    with pytest.raises(BadRequest, match="both"):
+        KeyRing.parse("k1:acme", "k1")
+
+
+def test_an_mcp_token_equal_to_a_tenant_key_stays_that_tenants_key() -> None:
+    from engram.access.mcp_server import mcp_keys
+
+    keys = mcp_keys(KeyRing.parse("k1:acme"), "k1")
+    who = keys.principal("k1", "127.0.0.1")
+    assert (who.tenant, who.admin) == ("acme", False)
+    assert mcp_keys(KeyRing.parse("k1:acme"), "other").principal("other", "127.0.0.1").admin
+
+
+def test_open_mode_refuses_a_foreign_host_name_against_dns_rebinding(open_server: str) -> None:
+    rebound = httpx.get(f"{open_server}/v1/memories", params={"tenant": "t", "user": "u"},
+                        headers={"Host": "evil.example:8700"})
+    assert rebound.status_code == 403 and rebound.json()["error"]["code"] == "loopback_only"
+    local = httpx.get(f"{open_server}/v1/memories", params={"tenant": "t", "user": "u"},
+                      headers={"Host": "localhost:8700"})
+    assert local.status_code == 404

@@ -69,8 +69,10 @@ def test_the_sync_client_raises_typed_errors_and_safe_recall_never_does(deployme
             engram.card(d.tenant_a, "u", "x" * 300)
         query = _query(d.tenant_a, new_id("user"), "anything?")
         empty = engram.safe_recall(query)
-        assert empty.degraded and empty.context == "" and engram.failures == 1
+        assert not empty.degraded and not empty.user_known and empty.context == "" and engram.failures == 0
         assert [m.content for m in empty.messages] == ["anything?"]
+        nothing = engram.search(d.tenant_a, new_id("user"), "tea")
+        assert nothing.results == [] and not nothing.user_known
     with EngramClient(f"http://127.0.0.1:{free_port()}", timeout=2) as nowhere:
         with pytest.raises(EngramUnavailable):
             nowhere.health()
@@ -92,9 +94,11 @@ def test_the_async_client_does_the_same_round_trip(deployment: Deployment) -> No
             assert (await engram.pin(d.tenant_a, user, memory.memory_id)).affected == 1
             assert (await engram.forget(ForgetBody(tenant=d.tenant_a, user=user, everything=True))).affected == 1
             assert not (await engram.recall(_query(d.tenant_a, user, "Which tea?"))).injected
+            new_session = await engram.recall(_query(d.tenant_a, user, "Which tea?", session="nope"))
+            assert not new_session.session_known and new_session.user_known and not new_session.degraded
             with pytest.raises(EngramNotFound):
-                await engram.recall(_query(d.tenant_a, user, "Which tea?", session="nope"))
-            assert (await engram.safe_recall(_query(d.tenant_a, user, "tea?", session="nope"))).degraded
+                await engram.summary(d.tenant_a, user, "nope")
+            assert (await engram.search(d.tenant_a, user, "tea", session="nope")).session_known is False
             with pytest.raises(EngramAuthError):
                 await engram.metrics()
         async with AsyncEngramClient(d.url, api_key=d.admin_key) as admin:

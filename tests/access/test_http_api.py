@@ -25,6 +25,7 @@ def _user_with_facts(d: Deployment, facts: list[str] = FACTS, session: str = "s1
 
 
 def _recall(d: Deployment, user: str, question: str, session: str = "s1", **extra: object) -> httpx.Response:
+    extra.setdefault("deadline_ms", 10_000)  # behaviour, not speed: a loaded test machine must not degrade it
     body = {"tenant": d.tenant_a, "user": user, "agent": "coach", "session": session, "question": question, **extra}
     return d.as_a().post("/v1/recall", json=body)
 
@@ -84,16 +85,70 @@ def test_feedback_on_an_unknown_or_another_users_recall_is_404(deployment: Deplo
         _error(response, 404, "unknown_recall")
 
 
-def test_reads_naming_an_unknown_user_or_session_say_so(deployment: Deployment) -> None:
+def test_a_new_session_gets_long_term_memory_and_a_new_user_an_empty_context(deployment: Deployment) -> None:
+    d = deployment
+    user = _user_with_facts(d)
+    before = d.http(d.admin_key).get("/v1/metrics").json()["counters"]
+    fresh = _recall(d, user, "What should I drink in the morning?", session="brand-new")
+    assert fresh.status_code == 200, fresh.text
+    body = fresh.json()
+    assert (body["user_known"], body["session_known"], body["degraded"]) == (True, False, False)
+    assert "User prefers green tea in the morning" in body["context"]
+    assert body["recent"] == [] and not any(i["kind"] == "summary" for i in body["items"])
+    stranger = _recall(d, new_id("user"), "What should I drink?")
+    assert stranger.status_code == 200, stranger.text
+    assert (stranger.json()["user_known"], stranger.json()["session_known"]) == (False, False)
+    assert (stranger.json()["context"], stranger.json()["injected"], stranger.json()["items"]) == ("", False, [])
+    known = _recall(d, user, "What should I drink in the morning?").json()
+    assert (known["user_known"], known["session_known"]) == (True, True)
+    after = d.http(d.admin_key).get("/v1/metrics").json()["counters"]
+    assert after.get("recall.new_session", 0) == before.get("recall.new_session", 0) + 1
+    assert after.get("recall.unknown_user", 0) == before.get("recall.unknown_user", 0) + 1
+
+
+def test_search_is_normal_for_a_new_session_and_a_new_user(deployment: Deployment) -> None:
+    d = deployment
+    user = _user_with_facts(d)
+    found = d.as_a().post("/v1/search", json={"tenant": d.tenant_a, "user": user, "session": "never",
+                                              "query": "tea"}).json()
+    assert found["session_known"] is False and found["user_known"] is True
+    assert found["results"][0]["memory"]["content"] == "User prefers green tea in the morning"
+    nobody = d.as_a().post("/v1/search", json={"tenant": d.tenant_a, "user": new_id("user"), "query": "tea"})
+    assert nobody.status_code == 200 and nobody.json() == {"results": [], "user_known": False,
+                                                           "session_known": False}
+    foreign = d.as_a().post("/v1/search", json={"tenant": d.tenant_b, "user": user, "query": "tea"})
+    _error(foreign, 403, "forbidden_tenant")
+
+
+def test_a_chat_loop_that_recalls_before_recording_has_memory_on_the_first_message_of_a_new_session(
+        deployment: Deployment) -> None:
+    d, user = deployment, new_id("user")
+    sessions = [("s1", ["I prefer green tea in the morning", "I live in Porto"]),
+                ("s2", ["What should I drink in the morning?", "Thanks!"])]
+    first_contexts = []
+    for session, messages in sessions:
+        for index, message in enumerate(messages):
+            recalled = _recall(d, user, message, session=session)  # recall first, then record the exchange
+            assert recalled.status_code == 200, recalled.text
+            if index == 0:
+                first_contexts.append(recalled.json())
+            exchange = [turn(d.tenant_a, user, message, session=session),
+                        turn(d.tenant_a, user, "Noted.", session=session, role="assistant")]
+            assert d.as_a().post("/v1/turns", json={"turns": exchange}).status_code == 200
+    assert first_contexts[0]["user_known"] is False and first_contexts[0]["context"] == ""
+    assert first_contexts[1]["session_known"] is False and first_contexts[1]["user_known"] is True
+    assert "User prefers green tea in the morning" in first_contexts[1]["context"]
+
+
+def test_reads_of_one_named_thing_say_it_does_not_exist(deployment: Deployment) -> None:
     d = deployment
     user = _user_with_facts(d)
     stranger = new_id("user")
-    assert "unknown tenant or user" in _error(_recall(d, stranger, "hello?"), 404, "unknown_user")
-    assert "is unknown" in _error(_recall(d, user, "hello?", session="nope"), 404, "unknown_session")
     missing = d.as_a().get("/v1/memories", params={"tenant": d.tenant_a, "user": stranger})
-    _error(missing, 404, "unknown_user")
+    assert "unknown tenant or user" in _error(missing, 404, "unknown_user")
     summary = d.as_a().get("/v1/sessions/nope/summary", params={"tenant": d.tenant_a, "user": user})
     _error(summary, 404, "unknown_session")
+    _error(d.as_a().get("/v1/memories/nope", params={"tenant": d.tenant_a, "user": user}), 404, "unknown_memory")
 
 
 def test_list_get_and_lineage_of_a_memory(deployment: Deployment) -> None:
@@ -224,6 +279,24 @@ def test_a_failing_recall_gives_an_empty_context_and_is_counted(deployment: Depl
     after = d.http(d.admin_key).get("/v1/metrics").json()["counters"]
     assert after["runtime.recall.failed"] == before.get("runtime.recall.failed", 0) + 1
     assert after["recall.degraded"] == before.get("recall.degraded", 0) + 1
+
+
+def test_the_recall_deadline_is_end_to_end(deployment: Deployment) -> None:
+    d = deployment
+    user = _user_with_facts(d)
+    hurried = _recall(d, user, "What should I drink in the morning?", deadline_ms=0.001).json()
+    assert hurried["degraded"] and hurried["context"] == "" and hurried["items"] == []
+    assert not _recall(d, user, "What should I drink in the morning?").json()["degraded"]
+
+
+def test_a_body_is_not_read_before_the_key_is_checked(deployment: Deployment) -> None:
+    d = deployment
+    huge = b"{" + b" " * (MAX_BODY * 4) + b"}"
+    for headers in ({}, {"Authorization": "Bearer wrong"}):
+        response = httpx.post(f"{d.url}/v1/turns", content=huge, headers={**headers, "Content-Type": "application/json"})
+        assert response.status_code == 401, response.text
+    big = d.as_a().post("/v1/turns", content=huge, headers={"Content-Type": "application/json"})
+    assert big.status_code == 413
 
 
 # -- safe edges: re-sent ids, control characters, odd times, limits ----------------------------------------

@@ -104,19 +104,25 @@ def test_every_tool_works_over_streamable_http(deployment: Deployment) -> None:
     _over_http(d, d.mcp_token, body)
 
 
-def test_unknown_users_and_sessions_are_errors_not_empty_answers(deployment: Deployment) -> None:
+def test_new_users_and_sessions_are_normal_but_an_unknown_memory_id_is_an_error(deployment: Deployment) -> None:
     d = deployment
     ids = {"tenant": d.tenant_a, "user": new_id("user"), "session": "known"}
 
     async def body(session: ClientSession) -> None:
         stranger = {**ids, "user": new_id("user")}
-        assert "unknown_user" in await fails(session, "memory_read", **stranger)
+        nobody = await call(session, "memory_read", **stranger)
+        assert (nobody["memories"], nobody["user_known"]) == ([], False)
+        empty = await call(session, "memory_recall", **stranger, agent="a", question="tea?")
+        assert (empty["context"], empty["user_known"]) == ("", False)
         await call(session, "memory_write", **ids, agent="a", content="I prefer green tea")
-        lost = {**ids, "session": "never-seen"}
-        for tool, extra in (("memory_read", {}), ("memory_search", {"query": "tea"}),
-                            ("memory_delete", {"everything": True}),
-                            ("memory_recall", {"agent": "a", "question": "tea?"})):
-            assert "unknown_session" in await fails(session, tool, **lost, **extra), tool
+        new = {**ids, "session": "never-seen"}
+        read = await call(session, "memory_read", **new)
+        assert (len(read["memories"]), read["session_known"], read["session_summary"]) == (1, False, None)
+        found = await call(session, "memory_search", **new, query="tea")
+        assert [r["content"] for r in found["results"]] == ["User prefers green tea"] and not found["session_known"]
+        recalled = await call(session, "memory_recall", **new, agent="a", question="Which tea do I like?")
+        assert "User prefers green tea" in recalled["context"] and recalled["session_known"] is False
+        assert recalled["recent"] == []
         assert len((await call(session, "memory_read", **ids))["memories"]) == 1, "nothing was deleted"
         assert "unknown_memory" in await fails(session, "memory_read", **ids, memory_id="nope")
         assert "exactly one" in await fails(session, "memory_delete", **ids)
@@ -134,8 +140,8 @@ def test_ids_are_validated_the_same_on_write_and_read(deployment: Deployment) ->
             read = await fails(session, "memory_read", **ids)
             field = next(iter(bad))
             assert field in write and field in read and "validation error" in write and "validation error" in read
-        missing = await fails(session, "memory_read", tenant=d.tenant_a, user="u1")
-        assert "session" in missing
+        missing = await fails(session, "memory_read", tenant=d.tenant_a)
+        assert "user" in missing
 
     _over_http(d, d.mcp_token, body)
 
@@ -183,7 +189,7 @@ def test_every_tool_works_over_stdio_and_a_pinned_tenant_is_enforced(tmp_path: P
     async def run() -> None:
         async with _session(stdio_client(_stdio(tmp_path / "data", "--tenant", tenant))) as session:
             assert (await call(session, "memory_write", **ids, agent="a", content="My name is Ana Lima"))["stored"]
-            assert "unknown_session" in await fails(session, "memory_read", **{**ids, "session": "s2"})
+            assert (await call(session, "memory_read", **{**ids, "session": "s2"}))["session_known"] is False
             read = await call(session, "memory_read", **ids)
             assert [m["content"] for m in read["memories"]] == ["User's name is Ana Lima"]
             recalled = await call(session, "memory_recall", **ids, agent="a", question="What is my name?")
@@ -242,10 +248,45 @@ def test_engram_mcp_over_http_needs_its_token_and_refuses_an_open_public_bind(tm
             async with _session(_http_transport(url, {"Authorization": f"Bearer {token}"})) as session:
                 ids = {"tenant": "t", "user": "u", "session": "s"}
                 assert (await call(session, "memory_write", **ids, agent="a", content="I live in Porto"))["stored"]
-                assert "unknown_session" in await fails(session, "memory_search", **{**ids, "session": "x"},
-                                                        query="Porto")
+                found = await call(session, "memory_search", **{**ids, "session": "x"}, query="Porto")
+                assert found["session_known"] is False and found["results"][0]["content"] == "User lives in Porto"
 
         anyio.run(run)
     finally:
         server.terminate()
         server.communicate(timeout=30)
+
+
+def test_memory_write_says_what_it_remembered_and_a_retry_without_message_id_stores_nothing(
+        deployment: Deployment) -> None:
+    d = deployment
+    ids = {"tenant": d.tenant_a, "user": new_id("user")}
+
+    async def body(session: ClientSession) -> None:
+        first = await call(session, "memory_write", **ids, content="I prefer green tea")
+        assert first["stored"] and [r["memory"] for r in first["remembered"]] == ["User prefers green tea"]
+        retry = await call(session, "memory_write", **ids, content="I prefer green tea")
+        assert (retry["stored"], retry["remembered"], retry["message_id"]) == (False, [], first["message_id"])
+        assert "extra" in (await fails(session, "memory_write", **ids, content="hi there", colour="red")).lower()
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        for tool in tools.values():
+            schema = getattr(tool, "input_schema", None) or getattr(tool, "inputSchema")  # mcp 2.x / 1.x
+            undescribed = [n for n, p in schema["properties"].items() if not p.get("description")]
+            assert undescribed == [], (tool.name, undescribed)
+
+    _over_http(d, d.mcp_token, body)
+
+
+def test_a_pinned_tenant_and_user_need_no_ids_and_refuse_others(tmp_path: Path) -> None:
+    async def run() -> None:
+        params = _stdio(tmp_path / "data", "--tenant", "home", "--user", "ana")
+        async with _session(stdio_client(params)) as session:
+            assert (await call(session, "memory_write", content="I prefer green tea"))["stored"]
+            recalled = await call(session, "memory_recall", question="Which tea do I like?", session="new")
+            assert "User prefers green tea" in recalled["context"] and recalled["session_known"] is False
+            other = await fails(session, "memory_read", user="bob")
+            assert "serves user 'ana' only" in other
+            foreign = await fails(session, "memory_read", tenant="work")
+            assert "serves tenant 'home' only" in foreign and "API key" not in foreign
+
+    anyio.run(run)

@@ -126,3 +126,50 @@ def test_demo_runs_as_an_installed_command(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "memories of demo/alice" in done.stdout and "summary of s-zh-1" in done.stdout
     assert "13800138000" not in done.stdout
+
+
+def test_recall_in_a_new_session_or_for_a_new_user_is_normal(run, turns_file: Path) -> None:
+    run("ingest", str(turns_file))
+    fresh = run("recall", "--tenant", "t1", "--user", "u1", "--agent", "a1", "--session", "brand-new", "--json",
+                "我喜欢什么编程语言")
+    assert fresh.exit_code == 0, fresh.output
+    body = json.loads(fresh.output)
+    assert (body["user_known"], body["session_known"], body["recent"]) == (True, False, [])
+    assert any("Java" in item["text"] for item in body["sections"]["long_term"])
+    nobody = run("recall", "--tenant", "t1", "--user", "nobody", "--agent", "a1", "--session", "s1", "hello")
+    assert nobody.exit_code == 0 and "new user" in nobody.output and "nothing recalled" in nobody.output
+
+
+def test_search_correct_pin_unpin_and_forget_take_the_short_ids_the_list_shows(run, tmp_path: Path) -> None:
+    turns = tmp_path / "controls.jsonl"
+    turns.write_text("\n".join([_line("m1", "I prefer green tea in the morning"), _line("m2", "I live in Porto"),
+                                _line("m3", "I work as a nurse in Lisbon")]) + "\n", encoding="utf-8")
+    run("ingest", str(turns))
+    found = json.loads(run("search", "--tenant", "t1", "--user", "u1", "--json", "tea").output)
+    tea = found[0]["id"]
+    assert found[0]["content"] == "User prefers green tea in the morning"
+    short = tea[:8]
+    corrected = run("correct", "--tenant", "t1", "--user", "u1", short, "User prefers jasmine tea")
+    assert corrected.exit_code == 0 and "1 memory changed" in corrected.output and "jasmine" in corrected.output
+    assert "pinned" in run("pin", "--tenant", "t1", "--user", "u1", short).output
+    assert "unpinned" in run("unpin", "--tenant", "t1", "--user", "u1", short).output
+    history = run("history", "--tenant", "t1", "--user", "u1", short)
+    assert history.exit_code == 0 and "corrected" in history.output
+    gone = run("forget", "--tenant", "t1", "--user", "u1", "--json", short)
+    assert json.loads(gone.output)["affected"] == 1
+    again = run("forget", "--tenant", "t1", "--user", "u1", short)
+    assert again.exit_code != 0 and "no active memory" in again.output
+    assert run("forget", "--tenant", "t1", "--user", "u1").exit_code == 2
+    everything = run("forget", "--tenant", "t1", "--user", "u1", "--everything")
+    assert "2 memories changed" in everything.output
+
+
+def test_version_and_data_after_the_subcommand(tmp_path: Path, turns_file: Path) -> None:
+    runner = CliRunner()
+    version = runner.invoke(cli, ["--version"], obj={})
+    assert version.exit_code == 0 and "0.1.0" in version.output
+    data = str(tmp_path / "late")
+    assert runner.invoke(cli, ["ingest", "--data", data, str(turns_file)], obj={}).exit_code == 1  # bad lines
+    listed = runner.invoke(cli, ["memories", "--tenant", "t1", "--user", "u1", "--data", data, "--json"], obj={})
+    assert listed.exit_code == 0 and json.loads(listed.output)
+    assert (tmp_path / "late" / "engram.db").exists()

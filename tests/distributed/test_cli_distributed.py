@@ -117,7 +117,7 @@ def test_no_wait_returns_before_the_workers_apply(deployment: Deployment) -> Non
     done = engram(dist, "ingest", "--no-wait", str(DEMO))
     assert "not waited for" in done.stdout
     missing = engram(dist, "memories", "--tenant", "demo", "--user", "xiaoming", check=False)
-    assert missing.returncode == 1 and "no memory at all" in missing.stderr
+    assert missing.returncode == 1 and "nothing is recorded for user" in missing.stderr
     deployment.worker.start()
     deadline = time.monotonic() + 120
     while engram(dist, "memories", "--tenant", "demo", "--user", "xiaoming", check=False).returncode != 0:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ["core", "schemas", "streams", "projections", "recall", "runtime", "access", "llm", "cli", "distributed"]
+PACKAGES = ["engram", "core", "schemas", "streams", "projections", "recall", "runtime", "access", "llm", "cli", "distributed"]
 
 
 def test_mypy_finds_no_type_errors() -> None:

@@ -1,0 +1,198 @@
+"""The embedded adapter of the runtime port (`engram.runtime_port.MemoryRuntime`).
+
+The embedded runtime holds one SQLite connection and is single-threaded: the
+adapter serialises every call with one lock. A recall that cannot get the lock
+within its deadline returns nothing rather than wait (the chat goes on).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+from engram.core.ports import Progress
+from engram.projections.ports import MemoryStore
+from engram.recall.service import RecallRequest, RecallResult, RecallService
+from engram.runtime_port import CommandFailed, DataDirBusy, GovernReport, IngestReport, with_deadline
+from engram.schemas.base import Event
+from engram.schemas.events import DeadLettered, MemoryChanged, RecallServed
+from engram.schemas.inputs import TurnInput
+
+from .engine import EmbeddedRuntime
+
+log = logging.getLogger("engram.runtime")
+T = TypeVar("T")
+
+
+class _Counts:
+    """Thread-safe counters of the adapter itself."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: Counter[str] = Counter()
+
+    def add(self, name: str, value: int = 1) -> None:
+        with self._lock:
+            self._counts[name] += value
+
+    def snapshot(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._counts)
+
+
+class EmbeddedBackend:
+    """MemoryRuntime over one EmbeddedRuntime, serialised by a re-entrant lock."""
+
+    name = "embedded"
+
+    def __init__(self, runtime: EmbeddedRuntime, guard: IO[str] | None = None) -> None:
+        self.runtime = runtime
+        self._guard = guard
+        self.config = runtime.ctx.config
+        self.embedder = runtime.ctx.embedder
+        self._lock = threading.RLock()
+        self._late_observations: list[RecallServed] = []
+        self._counts = _Counts()
+
+    @classmethod
+    def open(cls, data_dir: Path | str) -> EmbeddedBackend:
+        """Open the data folder for a long-lived server, refusing one that another serving process holds.
+
+        The embedded runtime caches state in memory, so two processes writing
+        one folder would each work from a stale picture of the other's writes.
+        """
+        guard = _lock_folder(Path(data_dir))
+        try:
+            return cls(EmbeddedRuntime(data_dir), guard)
+        except BaseException:
+            guard.close()
+            raise
+
+    @classmethod
+    def unlocked(cls, data_dir: Path | str) -> EmbeddedBackend:
+        """Open the data folder for one short command (the CLI), without the serving lock."""
+        return cls(EmbeddedRuntime(data_dir))
+
+    # -- writes --------------------------------------------------------------------
+    def ingest(self, turns: Sequence[TurnInput]) -> IngestReport:
+        with self._lock:
+            before = self.runtime.log.last_seq()
+            report = self.runtime.ingest(turns)
+            report.changes = [e for _, e in self.runtime.log.scan(after=before, types=("MemoryChanged",))
+                              if isinstance(e, MemoryChanged)]
+            return report
+
+    def submit(self, events: Sequence[Event]) -> list[MemoryChanged]:
+        ids = {e.event_id for e in events}
+        with self._lock:
+            before = self.runtime.log.last_seq()
+            self.runtime.append(events)
+            caused = [e for _, e in self.runtime.log.scan(after=before, types=("MemoryChanged", "DeadLettered"))
+                      if ids.intersection(e.causation_ids)]
+        failed = [e for e in caused if isinstance(e, DeadLettered)]
+        if failed:
+            raise CommandFailed(f"the command could not be applied: {failed[0].reason}")
+        return [e for e in caused if isinstance(e, MemoryChanged)]
+
+    def record(self, events: Sequence[Event]) -> None:
+        with self._lock:
+            self.runtime.append(events, process=False)
+
+    # -- recall ----------------------------------------------------------------------
+    def recall(self, request: RecallRequest, deadline_ms: float) -> RecallResult | None:
+        start = time.perf_counter()
+        if not self._lock.acquire(timeout=deadline_ms / 1000):
+            self._counts.add("recall.lock_timeout")
+            return None
+        try:
+            remaining = deadline_ms - (time.perf_counter() - start) * 1000
+            if remaining <= 0:  # the wait for the lock used the whole deadline: degrade, do not overrun
+                self._counts.add("recall.lock_timeout")
+                return None
+            service = RecallService(self.runtime.store, self.runtime.ctx.embedder, with_deadline(self.config, remaining))
+            result = service.safe_recall(request)
+            self._counts.add("recall.failed", service.failures)
+            self._observe(result.observation)
+            return None if service.failures else result
+        finally:
+            self._lock.release()
+
+    def _observe(self, observation: RecallServed) -> None:
+        """Log the observation (and any left over); never fail the recall because of it."""
+        batch = [*self._late_observations, observation]
+        try:
+            self.runtime.append(batch, process=False)
+            self._late_observations.clear()
+        except Exception:
+            log.exception("could not log recall %s; kept for the next recall", observation.recall_id)
+            self._counts.add("recall.observation_failed")
+            self._late_observations[:] = batch[-1000:]
+
+    # -- reads ---------------------------------------------------------------------------
+    def read(self, query: Callable[[MemoryStore], T]) -> T:
+        with self._lock:
+            return query(self.runtime.store)
+
+    def event(self, event_id: str) -> Event | None:
+        with self._lock:
+            return self.runtime.log.get(event_id)
+
+    def lineage(self, tenant: str, user: str, memory_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return self.runtime.lineage(tenant, user, memory_id)
+
+    def replay(self, progress: Progress | None = None) -> str:
+        with self._lock:
+            return self.runtime.replay(progress)
+
+    def govern(self, as_of: datetime | None = None) -> GovernReport:
+        with self._lock:
+            return self.runtime.govern(as_of)
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._lock:
+            yield
+
+    def counters(self) -> dict[str, int]:
+        with self._lock:
+            merged = Counter({f"events.{k}": v for k, v in self.runtime.counters.items()})
+            merged.update(self._counts.snapshot())
+            return dict(merged)
+
+    def ping(self) -> None:
+        with self._lock:
+            self.runtime.db.execute("SELECT 1").fetchone()
+
+    def close(self) -> None:
+        with self._lock:
+            self.runtime.close()
+            if self._guard is not None:
+                self._guard.close()
+                self._guard = None
+
+    def __enter__(self) -> EmbeddedBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _lock_folder(folder: Path) -> IO[str]:
+    folder.mkdir(parents=True, exist_ok=True)
+    handle = open(folder / "serve.lock", "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise DataDirBusy(f"the data folder {folder} is already served by another Engram process: "
+                          "run one server per folder (`engram serve --mcp` serves HTTP and MCP together)") from None
+    return handle
