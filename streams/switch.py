@@ -23,7 +23,7 @@ _ZH = re.compile(
 )
 _EN_FROM = re.compile(r"^User (?:has |now )?(?:switched|changed|moved) from (?P<old>.+?) to (?P<new>.+)$")
 _EN_VERB = re.compile(
-    r"^User (?:now )?(?P<verb>[a-z]+) (?P<new>.+?) (?:now )?(?:instead(?: of (?P<old>.+))?|rather than (?P<old2>.+))$"
+    r"^User (?:now )?(?P<verb>[a-z]+) (?P<new>.+?) (?:now )?(?:instead(?: of (?P<old>.+?))?|rather than (?P<old2>.+?))(?: now)?$"
 )
 _ZH_CLAUSE_END = re.compile(r"[，,。；;（(]")
 
