@@ -27,6 +27,7 @@ from .forget import select_forget_targets
 from .govern import plan_evictions
 from .llm_calls import llm_call_events
 from .merge_rules import judge_by_rules, topics_match
+from .switch import switch_replaces
 from .processor import ProcessorContext
 
 MAX_PROVENANCE = 50
@@ -202,7 +203,7 @@ def _find(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext) -> 
         record = state.memories[memory_id]
         if cos >= threshold or (single and record.slot == candidate.slot) or (
             candidate.topic and topics_match(record.topic, candidate.topic)
-        ):
+        ) or switch_replaces(candidate, record):
             found.append((record, cos))
     found.sort(key=lambda pair: (-pair[1], pair[0].memory_id))
     return found

@@ -18,14 +18,14 @@ from engram.schemas.memory import Role
 _DEFAULT = FilterConfig()
 
 _ZH_USER_SIGNALS = ("我", "喜欢", "希望", "想要", "计划", "以后", "不要", "需要", "偏好", "目标", "约束",
-                    "改", "不再", "搬到", "现在")
+                    "改", "换成", "不再", "搬到", "现在")
 """SPEC §3.2's signals plus the change signals a correction opens with ("最近改喝绿茶了")."""
 # English signals are matched on lower-cased text, without a leading \b: Python's
 # regex engine only uses its fast first-character scan for such patterns, so
 # the left word boundary is checked by hand in `_has_word`.
 _EN_USER_SIGNAL = re.compile(
     r"(?:i|i'm|im|i've|i'd|i'll|me|my|mine|we|our|like|love|hate|prefer|want|plan|planning|never|always|"
-    r"don't|dont|do not|need|goal|avoid|usually|favorite|favourite|now|switched|moved|anymore|no longer)\b"
+    r"don't|dont|do not|need|goal|avoid|usually|favorite|favourite|now|switched|changed|instead|rather than|moved|anymore|no longer)\b"
 )
 
 _ZH_DECISION_SIGNALS = ("已确认", "最终", "确定", "就按", "采用", "执行", "可以开始", "没问题", "决定", "敲定", "约定")

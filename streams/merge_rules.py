@@ -13,6 +13,8 @@ from engram.core.ports import Judgement
 from engram.core.text import char_jaccard, compact
 from engram.schemas.memory import Candidate, MemoryRecord, is_single_valued
 
+from .switch import switch_replaces
+
 TENTATIVE_CONFIDENCE = 0.5
 
 
@@ -45,6 +47,8 @@ def judge_by_rules(
 ) -> Judgement | None:
     """Decide the relation of a candidate to one related existing memory, if rules can."""
     new_text, old_text = compact(candidate.content), compact(existing.content)
+    if switch := switch_replaces(candidate, existing):
+        return Judgement("replace", switch, "rule")
     if new_text == old_text or cosine >= config.near_duplicate_cosine:
         return Judgement("same", "near-duplicate of an existing memory", "rule")
     if candidate.slot == existing.slot and is_single_valued(candidate.slot):

@@ -146,7 +146,9 @@ def _switched(m: re.Match[str]) -> Draft | None:
     obj = _v(m)
     if not obj:
         return None
-    return Draft(T.USER_PREFERENCE, f"用户现在{m.group('verb')}{obj}", 0.85, None, topic_of(obj), False, entities_in(obj))
+    old = m.groupdict().get("old")
+    content = f"用户改{m.group('verb')}{obj}" + (f"（原来{m.group('verb')}{old}）" if old else "")
+    return Draft(T.USER_FACT, content, 0.85, None, topic_of(obj), False, entities_in(obj))
 
 
 def _used_to(m: re.Match[str]) -> Draft | None:
@@ -311,6 +313,7 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(r"^(?:的)?(?:职业|工作|本职)是(?P<v>.{1,16})$"), _occupation),
     (re.compile(r"^(?:是)?(?:一名|一个|个)?(?:素食者|素食主义者|吃素的)$|^(?:只)?吃素$"), _diet),
     (re.compile(rf"^{_ADV}(?:改|换|转而)(?:成|为)?(?P<verb>喝|吃|用|玩|看|学|听|骑|坐)(?P<v>[^,，。]{{1,16}})$"), _switched),
+    (re.compile(rf"^{_ADV}不再(?P<verb>喝|吃|用|玩|看|学|听|骑|坐)(?P<old>[^,，。]{{1,16}}?)(?:而是|改|换成|现在)(?P=verb)(?P<v>[^,，。]{{1,16}})$"), _switched),
     (re.compile(rf"^{_ADV}(?P<when>以前|原来|之前|曾经|过去)(?:很|非常|特别|挺|比较)*(?P<verb>喜欢|爱|热爱|偏好)(?P<v>[^,，。]{{1,24}})$"), _used_to),
     (re.compile(rf"^{_ADV}(?:上|值|倒|轮|做)?(?P<v>夜班|白班|早班|晚班|中班|倒班|轮班)"), _shift),
     (re.compile(rf"^{_ADV}(?:转做|转行做|转行当|改行当|改行做|改做|转岗做|转岗到|转行成|转型做)(?:了)?(?P<v>[^,，。]{{2,16}})$"), _new_role),
@@ -358,6 +361,10 @@ def _match(body: str) -> tuple[Draft, ...]:
     return ()
 
 
+_NOT_BUT = re.compile(r"(不再[^,，。]{1,16})[,，]\s*((?:而是|改|换成|现在)[^,，。]{1,16})")
+""""不再喝咖啡，而是喝绿茶" is one switch, so its two clauses are read as one."""
+
+
 def user_drafts(text: str, leftovers: list[str], carried: bool = False) -> list[Draft]:
     """Drafts from a Chinese user turn; unmatched informative clauses go to `leftovers`.
 
@@ -369,7 +376,7 @@ def user_drafts(text: str, leftovers: list[str], carried: bool = False) -> list[
     out: list[Draft] = []
     explicit_self = carried
     job_change = bool(_JOB_CHANGE.search(text))
-    for sentence, is_question in sentences(squeeze_cjk(text)):
+    for sentence, is_question in sentences(_NOT_BUT.sub(r"\1\2", squeeze_cjk(text))):
         if is_hypothetical(sentence) or is_sarcastic(sentence):
             continue
         clauses = _clauses(sentence)
