@@ -23,7 +23,7 @@ from pydantic import Field
 from engram.schemas.base import Identifier, stable_id
 from engram.schemas.inputs import TurnInput
 
-from ._mcp_compat import Context, MCPServer, ToolError, forbid_unknown_arguments, http_app
+from ._mcp_compat import Context, MCPServer, ToolError, forbid_unknown_arguments, http_app, plain_argument_errors
 from .auth import LOCAL, KeyRing, Principal, token_from_headers
 from .errors import AccessError
 from .guard import ASGIApp, Guard, Scope
@@ -80,6 +80,7 @@ class EngramMCP:
                      self.memory_recall):
             self.server.add_tool(tool, name=tool.__name__, description=tool.__doc__)
             forbid_unknown_arguments(self.server, tool.__name__)
+            plain_argument_errors(self.server, tool.__name__)
 
     def _who(self, ctx: Context | None) -> Principal:
         request = getattr(ctx.request_context, "request", None) if ctx is not None else None

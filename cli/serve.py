@@ -10,6 +10,8 @@ import click
 
 from engram.access.errors import AccessError
 
+from .extras import missing_extra
+
 DEFAULT_HOST = "127.0.0.1"
 
 
@@ -22,7 +24,7 @@ def _access_app(what: str, *names: str) -> tuple[Any, ...]:
     try:
         from engram.access import app
     except ImportError as exc:
-        raise click.ClickException(f"{what} needs the serve extra: pip install 'engram[serve]' ({exc})") from None
+        raise missing_extra(what, "serve", exc) from None
     return tuple(getattr(app, name) for name in names)
 
 

@@ -8,8 +8,12 @@ ClickHouse (a server, or another chDB directory) as it is.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -21,7 +25,7 @@ from engram.projections.clickhouse import ClickHouseProjector
 from engram.projections.clickhouse_client import (
     DATABASE_ENV, DEFAULT_DATABASE, DSN_ENV, ClickHouseTarget, chdb_target, configured_target,
 )
-from engram.projections.clickhouse_shared import shared_connection
+from engram.projections.clickhouse_shared import exclusive, lock_path, shared_connection
 from engram.projections.clickhouse_queries import (
     QueryResult, bind, parse_params, resolve_query, run_query, shipped_queries,
 )
@@ -32,8 +36,11 @@ from engram.runtime.erasure import open_cipher
 from engram.runtime.log import EventLog, open_database
 
 from . import render
+from .extras import missing_extra
 
 MAX_CELL = 80
+WAIT_ENV = "ENGRAM_SQL_WAIT"  # seconds `engram sql` waits for a chDB folder another process holds
+DEFAULT_WAIT = 15.0
 
 
 @click.command("sql")
@@ -58,16 +65,18 @@ def sql(ctx: click.Context, file: str, params: tuple[str, ...], dsn: str | None,
         raise click.UsageError(str(exc.args[0])) from exc
     except (FileNotFoundError, ValueError) as exc:
         raise click.UsageError(str(exc)) from exc
+    _require_clickhouse(chdb=not dsn)
+    wait = _wait_seconds()
     if distributed:  # the projector worker keeps it current; a chDB directory is shared under its lock
         target = configured_target(ctx.obj["data"], dsn, database)
-        with shared_connection(target, create_database=False) as conn:
-            result = _run(conn.client, path, text, values)
-    else:
-        projector = _open(ctx.obj["data"], dsn, database)
         try:
+            with shared_connection(target, create_database=False, timeout=wait) as conn:
+                result = _run(conn.client, path, text, values)
+        except TimeoutError as exc:
+            raise click.ClickException(_busy(target.chdb_path if target.is_chdb else target.dsn, wait)) from None
+    else:
+        with _opened(ctx.obj["data"], dsn, database, wait) as projector:
             result = _run(projector.client, path, text, values)
-        finally:
-            projector.close()
     click.echo(_json(result) if as_json else _table(result))
 
 
@@ -76,6 +85,78 @@ def _run(client: Any, path: Path, text: str, values: dict[str, str]) -> QueryRes
         return run_query(client, text, values)
     except Exception as exc:
         raise click.ClickException(f"{path.name}: {exc}") from exc
+
+
+def _require_clickhouse(chdb: bool) -> None:
+    """The install hint, in one line, when the clickhouse extra is missing."""
+    try:
+        import clickhouse_connect  # noqa: F401
+        if chdb:
+            import chdb as _chdb  # noqa: F401
+    except ImportError as exc:
+        raise missing_extra("engram sql", "clickhouse", exc) from None
+
+
+def _wait_seconds() -> float:
+    raw = os.environ.get(WAIT_ENV, "")
+    try:
+        return max(0.0, float(raw)) if raw else DEFAULT_WAIT
+    except ValueError:
+        raise click.UsageError(f"{WAIT_ENV} must be a number of seconds, not {raw!r}") from None
+
+
+def _busy(where: str, wait: float) -> str:
+    return (f"the ClickHouse engine at {where} is held by another Engram process (a running `engram serve` "
+            f"or worker?); waited {wait:g}s ({WAIT_ENV}). Stop it, or query a ClickHouse server with --dsn")
+
+
+@contextmanager
+def _opened(data: Path, dsn: str | None, database: str, wait: float) -> Iterator[ClickHouseProjector]:
+    """`_open`, waiting up to `wait` seconds while another process holds the data folder's chDB."""
+    target = None if dsn else chdb_target(data, database)
+    where = target.chdb_path if target is not None else str(dsn)
+    deadline = time.monotonic() + wait
+    try:
+        with exclusive(lock_path(target) if target is not None else None, wait):
+            while True:
+                try:
+                    with _native_stderr_silenced(target is not None):
+                        projector = _open(data, dsn, database)
+                    break
+                except Exception as exc:
+                    if target is None or not _engine_held(exc) or time.monotonic() >= deadline:
+                        if target is not None and _engine_held(exc):
+                            raise click.ClickException(_busy(where, wait)) from None
+                        raise
+                    time.sleep(0.25)
+            try:
+                yield projector
+            finally:
+                projector.close()
+    except TimeoutError:
+        raise click.ClickException(_busy(where, wait)) from None
+
+
+@contextmanager
+def _native_stderr_silenced(enabled: bool) -> Iterator[None]:
+    """chDB prints its own copy of an open failure on fd 2; the raised error says it, once, instead."""
+    if not enabled:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _engine_held(exc: BaseException) -> bool:
+    """chDB's failure to open a directory whose engine another process has open."""
+    return "Unable to open the chdb engine" in str(exc) or "Error initializing EmbeddedServer" in str(exc)
 
 
 def _open(data: Path, dsn: str | None, database: str) -> ClickHouseProjector:

@@ -147,7 +147,8 @@ class DistributedBackend:
         e = self.runtime.endpoints
         return rebuild_weaviate(e.bootstrap, e.namespace, self.runtime.store, self.embedder).after
 
-    def govern(self, as_of: datetime | None = None) -> GovernReport:
+    def govern(self, as_of: datetime | None = None, *, dry_run: bool = False, tenant: str | None = None,
+               user: str | None = None) -> GovernReport:
         raise BadRequest("on the distributed runtime the workers' timer governs "
                          "(engram worker --governance-interval SECONDS)", "governed_by_workers")
 

@@ -75,6 +75,8 @@ class GovernReport:
     ticks: int = 0
     archived: int = 0
     deleted: int = 0
+    dry_run: bool = False
+    planned: list[dict[str, str]] = field(default_factory=list)  # dry run: what would be evicted
 
 
 class CommandFailed(AccessError):
@@ -140,8 +142,9 @@ class MemoryRuntime(Protocol):
         """Drop the current-memory projection and rebuild it from the log; return the state hash."""
         ...
 
-    def govern(self, as_of: datetime | None = None) -> GovernReport:
-        """One governance pass (decay) over every user."""
+    def govern(self, as_of: datetime | None = None, *, dry_run: bool = False, tenant: str | None = None,
+               user: str | None = None) -> GovernReport:
+        """One governance pass (decay) over every user, or only `tenant` / `user`; `dry_run` changes nothing."""
         ...
 
     def exclusive(self) -> AbstractContextManager[None]:

@@ -153,9 +153,10 @@ class EmbeddedBackend:
         with self._lock:
             return self.runtime.replay(progress)
 
-    def govern(self, as_of: datetime | None = None) -> GovernReport:
+    def govern(self, as_of: datetime | None = None, *, dry_run: bool = False, tenant: str | None = None,
+               user: str | None = None) -> GovernReport:
         with self._lock:
-            return self.runtime.govern(as_of)
+            return self.runtime.govern(as_of, dry_run=dry_run, tenant=tenant, user=user)
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:

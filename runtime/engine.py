@@ -29,8 +29,9 @@ from engram.schemas.base import Event, utc
 from engram.schemas.events import MemoryChanged, TurnRecorded
 from engram.schemas.inputs import Fingerprint, IngestIssue, SummaryTriggers, TurnInput, clamp_warning, exact, screen, \
     to_turn_event
+from engram.streams.consolidate import UserMemories
 from engram.streams.context import default_context
-from engram.streams.govern import governance_tick
+from engram.streams.govern import governance_tick, plan_evictions
 from engram.streams.harness import dead_letter
 from engram.streams.processor import Processor, ProcessorContext
 from engram.streams.topology import build_topology
@@ -142,15 +143,21 @@ class EmbeddedRuntime:
         self._finish_erasures()
         return len(appended)
 
-    def govern(self, as_of: datetime | None = None) -> GovernReport:
+    def govern(self, as_of: datetime | None = None, *, dry_run: bool = False, tenant: str | None = None,
+               user: str | None = None) -> GovernReport:
         """Edge (the governance timer): one GovernanceTick per known user, processed at once.
 
         The clock is read here, at the edge, only when `as_of` is not given; the
-        processors take the time from the ticks.
+        processors take the time from the ticks. `tenant` / `user` narrow the pass
+        to those users; `dry_run` plans the evictions from the stored states and
+        appends nothing.
         """
         stamp = utc(as_of) if as_of is not None else datetime.now(timezone.utc)
         self.pump()
-        users = self.known_users()
+        users = [(t, u) for t, u in self.known_users()
+                 if (tenant is None or t == tenant) and (user is None or u == user)]
+        if dry_run:
+            return self._plan_govern(stamp, users)
         start = self.log.last_seq()
         report = GovernReport(stamp, users=len(users))
         report.ticks = self.append([governance_tick(tenant, user, stamp) for tenant, user in users])
@@ -158,6 +165,25 @@ class EmbeddedRuntime:
             if isinstance(event, MemoryChanged) and event.relation == "decay":
                 report.archived += event.change == "archived"
                 report.deleted += event.change == "deleted"
+        return report
+
+    def _plan_govern(self, stamp: datetime, users: list[tuple[str, str]]) -> GovernReport:
+        """What `govern` would archive and delete, read from the consolidation states; nothing is written."""
+        report = GovernReport(stamp, users=len(users), dry_run=True)
+        owners = [p for p in self._routes.get("GovernanceTick", ()) if isinstance(p.state_type, type)
+                  and issubclass(p.state_type, UserMemories)]
+        for tenant, user in users:
+            key = governance_tick(tenant, user, stamp).partition_key
+            for processor in owners:
+                state = self._state(processor, key)
+                if not isinstance(state, UserMemories):
+                    continue
+                for e in plan_evictions(state.memories.values(), state.archived.values(), stamp,
+                                        self.ctx.config.governance):
+                    report.archived += e.kind == "archived"
+                    report.deleted += e.kind == "deleted"
+                    report.planned.append({"tenant": tenant, "user": user, "memory_id": e.before.memory_id,
+                                           "change": e.kind, "reason": e.reason})
         return report
 
     def known_users(self) -> list[tuple[str, str]]:

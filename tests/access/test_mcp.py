@@ -139,9 +139,18 @@ def test_ids_are_validated_the_same_on_write_and_read(deployment: Deployment) ->
             write = await fails(session, "memory_write", **ids, agent="a", content="I prefer green tea")
             read = await fails(session, "memory_read", **ids)
             field = next(iter(bad))
-            assert field in write and field in read and "validation error" in write and "validation error" in read
+            assert f"memory_write: '{field}' " in write and f"memory_read: '{field}' " in read
+            assert "validation error" not in write + read and "pydantic" not in write + read
         missing = await fails(session, "memory_read", tenant=d.tenant_a)
         assert "user" in missing
+        assert "memory_write: 'content' is required" in await fails(session, "memory_write", tenant=d.tenant_a,
+                                                                     user="u1")
+        wrong = await fails(session, "memory_search", tenant=d.tenant_a, user="u1", query="tea", limit="many")
+        assert "memory_search: 'limit' must be an integer" in wrong and "validation error" not in wrong
+        assert "'limit' must be at most 50" in await fails(session, "memory_search", tenant=d.tenant_a, user="u1",
+                                                          query="tea", limit=500)
+        assert "'role' must be one of" in await fails(session, "memory_write", tenant=d.tenant_a, user="u1",
+                                                     content="hi", role="robot")
 
     _over_http(d, d.mcp_token, body)
 
@@ -267,7 +276,8 @@ def test_memory_write_says_what_it_remembered_and_a_retry_without_message_id_sto
         assert first["stored"] and [r["memory"] for r in first["remembered"]] == ["User prefers green tea"]
         retry = await call(session, "memory_write", **ids, content="I prefer green tea")
         assert (retry["stored"], retry["remembered"], retry["message_id"]) == (False, [], first["message_id"])
-        assert "extra" in (await fails(session, "memory_write", **ids, content="hi there", colour="red")).lower()
+        unknown = await fails(session, "memory_write", **ids, content="hi there", colour="red")
+        assert "'colour' is not an argument of this tool (extra arguments are refused)" in unknown
         tools = {t.name: t for t in (await session.list_tools()).tools}
         for tool in tools.values():
             schema = getattr(tool, "input_schema", None) or getattr(tool, "inputSchema")  # mcp 2.x / 1.x
