@@ -1,26 +1,5 @@
-"""Counters of the access layer (requests, recalls, failures), safe across threads."""
+"""Counters of the access layer: `engram.core.metrics.Metrics` (kept at this path for importers)."""
 
-from __future__ import annotations
+from engram.core.metrics import Metrics
 
-import threading
-from collections import Counter
-
-
-class Metrics:
-    """Monotonic counters by name; `snapshot` is what GET /v1/metrics serves."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._counts: Counter[str] = Counter()
-
-    def add(self, name: str, value: int = 1) -> None:
-        with self._lock:
-            self._counts[name] += value
-
-    def get(self, name: str) -> int:
-        with self._lock:
-            return self._counts[name]
-
-    def snapshot(self) -> dict[str, int]:
-        with self._lock:
-            return dict(self._counts)
+__all__ = ["Metrics"]

@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
+from engram.core.metrics import Metrics
 from engram.core.ports import Progress
 from engram.projections.ports import MemoryStore
 from engram.recall.service import RecallRequest, RecallResult, RecallService
@@ -32,22 +33,6 @@ log = logging.getLogger("engram.runtime")
 T = TypeVar("T")
 
 
-class _Counts:
-    """Thread-safe counters of the adapter itself."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._counts: Counter[str] = Counter()
-
-    def add(self, name: str, value: int = 1) -> None:
-        with self._lock:
-            self._counts[name] += value
-
-    def snapshot(self) -> dict[str, int]:
-        with self._lock:
-            return dict(self._counts)
-
-
 class EmbeddedBackend:
     """MemoryRuntime over one EmbeddedRuntime, serialised by a re-entrant lock."""
 
@@ -60,7 +45,7 @@ class EmbeddedBackend:
         self.embedder = runtime.ctx.embedder
         self._lock = threading.RLock()
         self._late_observations: list[RecallServed] = []
-        self._counts = _Counts()
+        self._counts = Metrics()
 
     @classmethod
     def open(cls, data_dir: Path | str) -> EmbeddedBackend:
