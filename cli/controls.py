@@ -36,10 +36,14 @@ def scoped(command: Any) -> Any:
 
 
 @contextmanager
-def opened(ctx: click.Context) -> Iterator[AccessService]:
-    """The access use cases over the runtime ENGRAM_RUNTIME names; refusals become one-line errors."""
+def opened(ctx: click.Context, writes: bool = False) -> Iterator[AccessService]:
+    """The access use cases over the runtime ENGRAM_RUNTIME names; refusals become one-line errors.
+
+    A command that `writes` (correct, pin, forget) takes the data folder's serving lock, so it
+    is refused while `engram serve`/`engram mcp` holds the folder (whose caches it would outdate).
+    """
     try:
-        backend = open_runtime(ctx.obj["data"])
+        backend = open_runtime(ctx.obj["data"], serving=writes)
     except AccessError as error:
         if error.code == "bad_runtime":
             raise click.UsageError(error.message) from None
@@ -171,7 +175,7 @@ def history(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id
 @click.pass_context
 def correct(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id: str, content: str) -> None:
     """Replace a memory's content with the right one."""
-    with opened(ctx) as access:
+    with opened(ctx, writes=True) as access:
         _report(access.correct(LOCAL, tenant, user, _resolve(access, tenant, user, memory_id), content), as_json)
 
 
@@ -181,7 +185,7 @@ def correct(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id
 @click.pass_context
 def pin(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id: str) -> None:
     """Pin a memory: it never decays."""
-    with opened(ctx) as access:
+    with opened(ctx, writes=True) as access:
         _report(access.pin(LOCAL, tenant, user, _resolve(access, tenant, user, memory_id), True), as_json)
 
 
@@ -191,7 +195,7 @@ def pin(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id: st
 @click.pass_context
 def unpin(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id: str) -> None:
     """Unpin a memory."""
-    with opened(ctx) as access:
+    with opened(ctx, writes=True) as access:
         _report(access.pin(LOCAL, tenant, user, _resolve(access, tenant, user, memory_id), False), as_json)
 
 
@@ -207,7 +211,7 @@ def forget(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_ids
     """Forget memories: by id (or prefix), by --topic, or --everything."""
     if sum((bool(memory_ids), bool(topic.strip()), everything)) != 1:
         raise click.UsageError("give memory ids, or --topic TEXT, or --everything (exactly one of them)")
-    with opened(ctx) as access:
+    with opened(ctx, writes=True) as access:
         ids = [_resolve(access, tenant, user, m) for m in memory_ids]
         body = ForgetBody(tenant=tenant, user=user, memory_ids=ids, topic_text=topic, everything=everything)
         _report(access.forget(LOCAL, body), as_json)

@@ -207,6 +207,7 @@ class EmbeddedRuntime:
             except _ProcessorFailed:
                 self._forget_uncommitted()
                 self._handle_one_by_one(batch, counts)
+            self._complete_erasures()  # now: a later batch's failure must not discard a committed forget
             handled += len(batch)
             if progress is not None:
                 progress(len(batch))
@@ -217,13 +218,19 @@ class EmbeddedRuntime:
         """After a forget committed: destroy keys, log the erasure records, leave no old WAL page."""
         if not self.eraser.pending:
             return
+        self._complete_erasures()
+        self.pump()
+
+    def _complete_erasures(self) -> None:
+        """Destroy the keys of committed forgets and append their erasure records (processed by the pump)."""
+        if not self.eraser.pending:
+            return
         done = self.eraser.complete()
         if self.analytics is not None:
             for record, request in done:
                 self.analytics.erase(record, request.topic_text)
         with self._transaction():
             self.log.append_all([record for record, _ in done])
-        self.pump()
         self.log.checkpoint()
 
     def _commit_progress(self, cursor: int) -> None:

@@ -35,7 +35,7 @@ _COMMAND_WORDS = re.compile(
     r"|(?:的事情|的事|的一切|相关的内容|相关的|相关)\s*$",
     re.IGNORECASE,
 )
-_LEADING_OWNER = re.compile(r"^\s*(?:my|our|the|me|about|我的|我们的|我|关于)\s*", re.IGNORECASE)
+_LEADING_OWNER = re.compile(r"^\s*(?:(?:my|our|the|me|about)\b|我的|我们的|我|关于)\s*", re.IGNORECASE)
 
 
 def topic_of(topic_text: str) -> str:

@@ -173,3 +173,21 @@ def test_version_and_data_after_the_subcommand(tmp_path: Path, turns_file: Path)
     listed = runner.invoke(cli, ["memories", "--tenant", "t1", "--user", "u1", "--data", data, "--json"], obj={})
     assert listed.exit_code == 0 and json.loads(listed.output)
     assert (tmp_path / "late" / "engram.db").exists()
+
+
+def test_a_write_command_is_refused_while_a_server_holds_the_folder(tmp_path: Path, turns_file: Path) -> None:
+    from engram.access.backend import EmbeddedBackend
+
+    data = tmp_path / "data"
+    engram = [sys.executable, "-m", "engram.cli.main", "--data", str(data)]
+    subprocess.run([*engram, "ingest", str(turns_file)], capture_output=True, text=True, timeout=120)
+    server = EmbeddedBackend.open(data)  # what `engram serve` holds
+    try:
+        forgot = subprocess.run([*engram, "forget", "--tenant", "t1", "--user", "u1", "--everything"],
+                                capture_output=True, text=True, timeout=120)
+        listed = subprocess.run([*engram, "memories", "--tenant", "t1", "--user", "u1"],
+                                capture_output=True, text=True, timeout=120)
+    finally:
+        server.close()
+    assert forgot.returncode != 0 and "already served" in forgot.stderr and "Traceback" not in forgot.stderr
+    assert listed.returncode == 0 and "前端" in listed.stdout

@@ -19,6 +19,7 @@ from engram.projections.clickhouse_queries import resolve_query, run_query
 from engram.recall.service import RecallRequest
 from engram.runtime.engine import EmbeddedRuntime
 from engram.schemas.events import ErasureRecorded, ForgetRequested, TurnRecorded
+from engram.schemas.inputs import to_turn_event
 from tests.drivers import T0, turn
 
 from .scan import find
@@ -180,3 +181,34 @@ def test_a_forget_cut_short_by_a_crash_is_finished_on_reopen(tmp_path: Path) -> 
         assert isinstance(record, ErasureRecorded) and record.keys_destroyed == 1 and record.memories_erased == 1
         assert not any(canary in e.model_dump_json() for _, e in again.log.scan())
     assert find([canary], data) == {}
+
+
+class _Failing:
+    """A processor that fails on one event (everything else it leaves alone): a bug in a later batch."""
+
+    name = "failing-probe"
+    state_type = None
+    consumes = ("TurnRecorded",)
+
+    def __init__(self, poison: str) -> None:
+        self.poison = poison
+
+    def state_key(self, event: object) -> None:
+        return None
+
+    def process(self, state: None, event: TurnRecorded, ctx: object) -> tuple[None, list[object]]:
+        if event.message_id == self.poison:
+            raise RuntimeError("a processor bug in the batch after the forget")
+        return None, []
+
+
+def test_a_processor_failure_in_a_later_batch_does_not_undo_a_committed_forget(tmp_path: Path) -> None:
+    canary = "laterfail" + uuid.uuid4().hex[:8]
+    with EmbeddedRuntime(tmp_path / "d", batch_size=1) as rt:
+        rt.ingest([turn(f"I really love {canary} and always will", user="a")])
+        rt._routes.setdefault("TurnRecorded", []).append(_Failing("poison-1"))  # type: ignore[arg-type]
+        poison = to_turn_event(turn("I prefer tea", user="b", message_id="poison-1"), T0)
+        rt.append([_forget_everything("t1", "a"), poison], process=False)
+        rt.pump()
+        assert [e for _, e in rt.log.scan(types=("ErasureRecorded",))], "the committed forget lost its erasure"
+        assert not any(canary in e.model_dump_json() for _, e in rt.log.scan())

@@ -27,6 +27,14 @@ def test_command_words_are_not_the_topic() -> None:
     assert topic_of("Java") == "Java"
 
 
+def test_owner_words_are_stripped_only_as_whole_words() -> None:
+    assert topic_of("forget theater") == "theater"
+    assert topic_of("forget mysql") == "mysql"
+    assert topic_of("forget Theresa") == "Theresa"
+    assert topic_of("forget my meetings") == "meetings"
+    assert topic_of("forget about the meditation class") == "meditation class"
+
+
 def test_dry_run_shows_exactly_what_the_forget_then_erases(tmp_path: Path) -> None:
     runtime = EmbeddedRuntime(tmp_path / "d")
     backend = EmbeddedBackend(runtime)
