@@ -38,8 +38,9 @@ assume.
 Records without a link (L0 records, records written before this scheme) pass
 straight through. A link to a position below the head (a producer whose
 outputs are not deterministic, e.g. an LLM extractor re-run) is released, not
-held, so nothing waits forever; and `MAX_HELD` bounds what one partition holds
-(beyond it the oldest held records are released in position order, logged).
+held, so nothing waits forever; and `MAX_HELD` records or `MAX_HELD_BYTES` bound
+what one partition holds (beyond either the oldest held records are released in
+position order, logged).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ log = logging.getLogger("engram.distributed.chain")
 PREV_HEADER = "engram-prev"
 START = b"-"
 MAX_HELD = 20_000
+MAX_HELD_BYTES = 4 * 1024 * 1024  # held records live (base64) in the progress value, bounded by MAX_STATE_BYTES
 
 
 def link_header(prev: Position | None) -> tuple[str, bytes]:
@@ -153,7 +155,7 @@ class ChainGate:
             yield first.record
 
     def _overflow(self) -> Iterator[Inbound]:
-        while len(self.held) > MAX_HELD:
+        while len(self.held) > MAX_HELD or sum(map(_size, self.held)) > MAX_HELD_BYTES:
             first = min(self.held, key=lambda h: (h.origin.tp, h.origin.position))
             log.error("chain gap not filled: releasing %s @ %s out of order (more than %d held)",
                       first.origin.tp, first.origin.position, MAX_HELD)
@@ -168,6 +170,10 @@ class ChainGate:
         self.meta["held"] = [_encode_held(h) for h in self.held]
         if not self.meta["held"]:
             del self.meta["held"]
+
+
+def _size(held: _Held) -> int:
+    return len(held.record.value or b"") + sum(len(k) + len(v) for k, v in held.record.headers)
 
 
 def _b64(raw: bytes | None) -> str | None:
