@@ -204,10 +204,10 @@ class EmbeddedRuntime:
                 with self._transaction():
                     self._handle(batch, follow_derived=False, counts=counts)
                     self._commit_progress(batch[-1][0])
+                self.eraser.commit()
             except _ProcessorFailed:
                 self._forget_uncommitted()
                 self._handle_one_by_one(batch, counts)
-            self._complete_erasures()  # now: a later batch's failure must not discard a committed forget
             handled += len(batch)
             if progress is not None:
                 progress(len(batch))
@@ -218,19 +218,13 @@ class EmbeddedRuntime:
         """After a forget committed: destroy keys, log the erasure records, leave no old WAL page."""
         if not self.eraser.pending:
             return
-        self._complete_erasures()
-        self.pump()
-
-    def _complete_erasures(self) -> None:
-        """Destroy the keys of committed forgets and append their erasure records (processed by the pump)."""
-        if not self.eraser.pending:
-            return
         done = self.eraser.complete()
         if self.analytics is not None:
             for record, request in done:
                 self.analytics.erase(record, request.topic_text)
         with self._transaction():
             self.log.append_all([record for record, _ in done])
+        self.pump()
         self.log.checkpoint()
 
     def _commit_progress(self, cursor: int) -> None:
@@ -266,6 +260,7 @@ class EmbeddedRuntime:
             with self._transaction():
                 self._handle([(seq, event)], follow_derived=False, counts=counts, safe=True)
                 self._commit_progress(seq)
+            self.eraser.commit()
 
     def _run(self, processor: Processor, event: Event, safe: bool) -> list[Event]:  # type: ignore[type-arg]
         key = processor.state_key(event)
@@ -306,7 +301,7 @@ class EmbeddedRuntime:
 
     def _forget_uncommitted(self) -> None:
         self.log.discard()
-        self.eraser.discard()
+        self.eraser.rollback()  # only this batch's forgets: a committed one still gets its keys destroyed
         self._states.clear()
         self._dirty.clear()
         self.store.forget_cache()

@@ -65,6 +65,7 @@ class Eraser:
     def __init__(self, cipher: FieldCipher | None) -> None:
         self.cipher = cipher
         self._pending: dict[str, _Pending] = {}
+        self._committed: dict[str, _Pending] = {}
 
     @property
     def pending(self) -> bool:
@@ -78,8 +79,13 @@ class Eraser:
         entry.memory_ids.extend(e.memory_id for e in derived
                                 if isinstance(e, MemoryChanged) and e.change == "deleted")
 
-    def discard(self) -> None:
-        self._pending.clear()
+    def commit(self) -> None:
+        """The transaction committed: its forgets survive a later batch's rollback."""
+        self._committed = dict(self._pending)
+
+    def rollback(self) -> None:
+        """The transaction failed: drop the forgets it added, keep the committed ones."""
+        self._pending = dict(self._committed)
 
     def recover(self, log: EventLog, handled: int) -> int:
         """Re-queue forgets that committed but whose erasure never completed (a crash in between).
@@ -93,6 +99,7 @@ class Eraser:
             if seq <= handled and isinstance(event, ForgetRequested) and event.event_id not in done:
                 self._pending.setdefault(event.event_id, _Pending(event))
                 open_ids.append(event.event_id)
+        self._committed = dict(self._pending)
         if open_ids:
             wanted = set(open_ids)
             for _, event in log.scan(types=("MemoryChanged",)):
@@ -104,7 +111,7 @@ class Eraser:
     def complete(self) -> list[tuple[ErasureRecorded, ForgetRequested]]:
         """Destroy the keys of everything-forgets; return one erasure record per forget (and the forget)."""
         records = []
-        pending, self._pending = self._pending, {}
+        pending, self._pending, self._committed = self._pending, {}, {}
         for entry in pending.values():
             request = entry.request
             keys = 0
