@@ -51,10 +51,11 @@ def blank_rows(projector: ClickHouseProjector, table: str, where: str, params: d
     # matched by id in a subquery: in the outer query the REPLACE aliases would shadow the columns `where` reads
     client.command(f"INSERT INTO `{scratch}` SELECT * REPLACE ({replace}) FROM `{table}` "
                    f"WHERE event_id IN (SELECT event_id FROM `{table}` WHERE {where})", parameters=params)
-    copied, total = (int(client.command(f"SELECT count() FROM `{name}`")) for name in (scratch, table))
-    if copied != total:  # never swap in a table that lost rows
+    # counted per event id: a ReplacingMergeTree may merge away duplicate rows of one event at any time
+    copied, total = (int(client.command(f"SELECT uniqExact(event_id) FROM `{name}`")) for name in (scratch, table))
+    if copied != total:  # never swap in a table that lost events
         client.command(f"DROP TABLE `{scratch}` SYNC")
-        raise RuntimeError(f"erasure of {table}: copied {copied} of {total} rows; table left unchanged")
+        raise RuntimeError(f"erasure of {table}: copied {copied} of {total} events; table left unchanged")
     client.command(f"EXCHANGE TABLES `{table}` AND `{scratch}`")
     client.command(f"DROP TABLE `{scratch}` SYNC")
     projector.forget_insert_contexts()
