@@ -55,6 +55,10 @@ SERVICE_MARKERS = {
     "clickhouse": "needs the ClickHouse engine (chDB or a server)",
     "llm": "needs the scripted OpenAI-compatible server",
 }
+SHARED_CLICKHOUSE_DSN = os.environ.pop("ENGRAM_CLICKHOUSE_DSN", "").strip()
+"""`deploy/local/services env` exports a shared ENGRAM_CLICKHOUSE_DSN. Every embedded runtime reads that variable,
+so left in the environment it would put all tests' analytics in one database (one test's forget or erasure
+counts would see another's rows). It is taken out at import; only the `clickhouse_dsn` fixture hands it on."""
 FIXTURE_MARKERS = {"kafka_bootstrap": "kafka", "private_kafka": "kafka", "weaviate_endpoint": "weaviate",
                    "clickhouse_dsn": "clickhouse"}
 
@@ -376,7 +380,7 @@ def clickhouse_dsn(tmp_path_factory: pytest.TempPathFactory) -> str:
     """
 
     def from_env() -> str:
-        dsn = os.environ.get("ENGRAM_CLICKHOUSE_DSN", "").strip()
+        dsn = SHARED_CLICKHOUSE_DSN
         if not dsn:
             raise LookupError("ENGRAM_CLICKHOUSE_DSN not set")
         return dsn
