@@ -202,7 +202,8 @@ class RecallService:
         """
         cfg = self.config.recall
         w = cfg.weights
-        records = [h.record for h in hits] + [r for r in extra if r.memory_id not in {h.record.memory_id for h in hits}]
+        found = {h.record.memory_id for h in hits}
+        records = [h.record for h in hits] + [r for r in extra if r.memory_id not in found]
         known = {h.record.memory_id: h.terms for h in hits if h.terms is not None}
         documents = {r.memory_id: known.get(r.memory_id) or terms(searchable_text(r)) for r in records}
         question = terms(req.question)
