@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import os
 import threading
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -75,6 +76,13 @@ def _placeholder(event_type: str, path: str, value: Any) -> Any:
 
 _EMPTY: tuple[Any, ...] = (None, "", [], {})
 
+_PLANS: dict[str, tuple[tuple[str, tuple[str, ...], str, Any], ...]] = {
+    event_type: tuple((path, tuple(path.split(".")[:-1]), path.rsplit(".", 1)[-1],
+                       _PLACEHOLDER_OVERRIDES.get((event_type, path))) for path in paths)
+    for event_type, paths in SEALED_FIELDS.items()
+}
+"""`SEALED_FIELDS` split once: (path, parent names, leaf, placeholder override or None) per field."""
+
 
 class _Nonces:
     """Random 96-bit nonces drawn from a buffer (one `urandom` call per 4,096 nonces)."""
@@ -123,22 +131,36 @@ class FieldCipher:
             aead = self._aead[key_id] = AESGCM(key)
         return aead
 
+    def prepare(self, owners: Iterable[tuple[str, str]]) -> None:
+        """Have the keys of these (tenant, user) owners ready: new ones made in one key-store transaction."""
+        prepare = getattr(self.keys, "prepare", None)
+        names = [owner_of(t, u) for t, u in owners]
+        if prepare is not None:
+            prepare(names)
+        else:
+            for name in names:
+                self.keys.current(name)
+
     def seal(self, raw: dict[str, Any]) -> dict[str, Any]:
         """Move the text fields of `raw` (changed in place) into one ciphertext; return `raw`."""
         event_type = str(raw.get("type", ""))
-        paths = SEALED_FIELDS.get(event_type)
-        if not paths or SEALED in raw:
+        plan = _PLANS.get(event_type)
+        if not plan or SEALED in raw:
             return raw
         secret: dict[str, Any] = {}
-        for path in paths:
-            parent, leaf = _parent(raw, path)
-            if parent is None or leaf not in parent:
+        for path, parents, leaf, override in plan:
+            node: Any = raw
+            for name in parents:
+                node = node.get(name) if isinstance(node, dict) else None
+                if node is None:
+                    break
+            if not isinstance(node, dict) or leaf not in node:
                 continue
-            value = parent[leaf]
+            value = node[leaf]
             if value in _EMPTY:
                 continue
             secret[path] = value
-            parent[leaf] = _placeholder(event_type, path, value)
+            node[leaf] = override if override is not None else _placeholder(event_type, path, value)
         if not secret:
             return raw
         key_id, key = self.keys.current(owner_of(str(raw["tenant_id"]), str(raw["user_id"])))

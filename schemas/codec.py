@@ -67,10 +67,11 @@ def upcast(raw: dict[str, Any]) -> dict[str, Any]:
 
 def encode(event: Event, cipher: FieldCipher | None = None) -> bytes:
     """Compact JSON bytes of an event; with a cipher, its user text sealed under the owner's key."""
-    data = event.__pydantic_serializer__.to_json(event)
+    serializer = event.__pydantic_serializer__
     if cipher is None:
-        return data
-    return orjson.dumps(cipher.seal(orjson.loads(data)))
+        return serializer.to_json(event)
+    # the JSON-mode dict directly (same values as parsing `to_json`'s bytes, half the time)
+    return orjson.dumps(cipher.seal(serializer.to_python(event, mode="json")))
 
 
 def to_dict(event: Event) -> dict[str, Any]:
