@@ -20,6 +20,7 @@ logs written before encryption (or with it off) still decode.
 from __future__ import annotations
 
 import base64
+import binascii
 import os
 import threading
 from collections.abc import Iterable
@@ -114,7 +115,7 @@ def _parent(raw: dict[str, Any], path: str) -> tuple[dict[str, Any] | None, str]
 
 
 def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+    return binascii.b2a_base64(data, newline=False).decode("ascii")
 
 
 class FieldCipher:
@@ -160,7 +161,11 @@ class FieldCipher:
             if value in _EMPTY:
                 continue
             secret[path] = value
-            node[leaf] = override if override is not None else _placeholder(event_type, path, value)
+            if override is not None:
+                node[leaf] = override
+            else:  # _placeholder without the override: "" / [] / {} for text, lists and maps
+                kind = type(value)
+                node[leaf] = kind() if kind is str or kind is list or kind is dict else value
         if not secret:
             return raw
         key_id, key = self.keys.current(owner_of(str(raw["tenant_id"]), str(raw["user_id"])))
