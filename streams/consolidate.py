@@ -47,7 +47,8 @@ class UserMemories(BaseModel):
 
     def vectors(self, embedder: Embedder) -> dict[MemoryType, VectorTable]:
         """Per-type vector tables of the active memories, built once and then kept in step."""
-        tables = self._tables
+        private = self.__pydantic_private__  # read directly: pydantic's private-attribute lookup is slow
+        tables = private.get("_tables") if private else None
         if tables is None:
             tables = {}
             for record in self.memories.values():
