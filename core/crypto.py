@@ -77,12 +77,21 @@ def _placeholder(event_type: str, path: str, value: Any) -> Any:
 
 _EMPTY: tuple[Any, ...] = (None, "", [], {})
 
-_PLANS: dict[str, tuple[tuple[str, tuple[str, ...], str, Any], ...]] = {
-    event_type: tuple((path, tuple(path.split(".")[:-1]), path.rsplit(".", 1)[-1],
-                       _PLACEHOLDER_OVERRIDES.get((event_type, path))) for path in paths)
-    for event_type, paths in SEALED_FIELDS.items()
-}
-"""`SEALED_FIELDS` split once: (path, parent names, leaf, placeholder override or None) per field."""
+_Plan = tuple[tuple[str, tuple[str, ...], str, Any], ...]
+_PLANS: dict[str, tuple[tuple[str, ...], _Plan]] = {}
+"""`SEALED_FIELDS` of a type split once: (path, parent names, leaf, placeholder override or None) per field."""
+
+
+def _plan(event_type: str) -> _Plan:
+    paths = SEALED_FIELDS.get(event_type)
+    if not paths:
+        return ()
+    found = _PLANS.get(event_type)
+    if found is None or found[0] is not paths:  # built on first use, rebuilt if the table was changed
+        plan = tuple((path, tuple(path.split(".")[:-1]), path.rsplit(".", 1)[-1],
+                      _PLACEHOLDER_OVERRIDES.get((event_type, path))) for path in paths)
+        found = _PLANS[event_type] = (paths, plan)
+    return found[1]
 
 
 class _Nonces:
@@ -145,7 +154,7 @@ class FieldCipher:
     def seal(self, raw: dict[str, Any]) -> dict[str, Any]:
         """Move the text fields of `raw` (changed in place) into one ciphertext; return `raw`."""
         event_type = str(raw.get("type", ""))
-        plan = _PLANS.get(event_type)
+        plan = _plan(event_type)
         if not plan or SEALED in raw:
             return raw
         secret: dict[str, Any] = {}

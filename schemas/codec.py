@@ -70,8 +70,11 @@ def encode(event: Event, cipher: FieldCipher | None = None) -> bytes:
     serializer = event.__pydantic_serializer__
     if cipher is None:
         return serializer.to_json(event)
-    # the JSON-mode dict directly (same values as parsing `to_json`'s bytes, half the time)
-    return orjson.dumps(cipher.seal(serializer.to_python(event, mode="json")))
+    # the JSON-mode dict directly (same values as parsing `to_json`'s bytes, half the time) ...
+    try:
+        return orjson.dumps(cipher.seal(serializer.to_python(event, mode="json")))
+    except orjson.JSONEncodeError:  # ... except an integer past 64 bits: parsed from the bytes it is a float
+        return orjson.dumps(cipher.seal(orjson.loads(serializer.to_json(event))))
 
 
 def to_dict(event: Event) -> dict[str, Any]:
