@@ -55,9 +55,11 @@ from .common import emit, table
 
 DATA = Path(__file__).resolve().parent / "data"
 SPLITS = {"dev": DATA / "extraction_dev.jsonl", "heldout": DATA / "extraction_heldout.jsonl",
-          "heldout2": DATA / "extraction_heldout2.jsonl", "heldout3": DATA / "extraction_heldout3.jsonl"}
+          "heldout2": DATA / "extraction_heldout2.jsonl", "heldout3": DATA / "extraction_heldout3.jsonl",
+          "narrative": DATA / "extraction_narrative.jsonl"}
 """Each held-out split was written before a round of rule changes and scored once after it:
-`heldout` before any change, `heldout2` before round two, `heldout3` before round three."""
+`heldout` before any change, `heldout2` before round two, `heldout3` before round three, `narrative` (conversational chat: events, values, plans,
+chit-chat) before the session-5 narrative round."""
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)
 _USERS = {"U": "u1", "B": "u2"}
 _CJK = re.compile(r"[\u3400-\u9fff]")
