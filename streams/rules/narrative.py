@@ -19,7 +19,8 @@ exclamation or compliment never hides a clause):
   to V" -> "User is motivated to V" (`user_goal`), whatever X is;
 - experience through the object: a clause about something else that did
   something to the speaker ("Painting has helped me with my anxiety",
-  "The group made me feel accepted") is noted with the speaker as "User";
+  "The group made me feel accepted") is noted as the user's experience:
+  "User's experience: painting has helped them with their anxiety";
 - shared photo: "Here's a pic of X" / "This photo is from X" / "Check out this
   picture of X" -> "User shared a photo of X"; "Here's one I made last week"
   -> "User shared something they made last week";
@@ -290,9 +291,11 @@ def _object_me(clause: str) -> Draft | None:
     x = m.group("x")
     if re.match(r"^(?:let|help|tell|show|give)\b", x, _I) or _NOT_IN_X.intersection(x.lower().split()):
         return None
-    content = _as_user(clause)
-    content = content[0].upper() + content[1:]
-    return Draft(T.USER_FACT, content, 0.6, None, None, False, entities_in(content, prose=True))
+    first = x.split()[0].lower()
+    common = first in ("the", "a", "an", "my", "our", "this", "that", "these", "those") or first.endswith("ing")
+    content = "User's experience: " + _as_user(clause[:1].lower() + clause[1:] if common else clause)
+    content = re.sub(r"\bUser\b(?!'s experience)", "them", content)
+    return Draft(T.USER_FACT, content, 0.6, None, None, False, entities_in(clause, prose=True))
 
 
 def _embedded(clause: str) -> Draft | None:
