@@ -35,8 +35,8 @@ from engram.schemas.memory import MemoryType as T
 from .common import Draft, entities_in, sentences
 from .en import _JOBS, match_clause, strip_lead
 from .mood import is_hypothetical, is_momentary, is_sarcastic
-from .narrative import (dated, dropped_subject, front_time, is_event, is_gerund_subject, is_phatic, is_task,
-                        narrative_draft)
+from .narrative import (dated, dropped_subject, front_time, is_event, is_gerund_subject, is_phatic,
+                        is_presentative, is_task, narrative_draft)
 from .person import _objects, third_person
 
 _I = re.IGNORECASE
@@ -128,7 +128,7 @@ def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
         if is_hypothetical(sentence) or is_sarcastic(sentence):
             continue
         clauses = _clauses(sentence)
-        if is_question or _REQUEST.match(strip_lead(sentence)):
+        if is_question or _REQUEST.match(strip_lead(sentence)) and not is_presentative(strip_lead(sentence)):
             clauses = _statements_before_question(clauses)
         momentary = is_momentary(sentence)
         turn = _Turn(job_change=bool(_JOB_CHANGE.search(text)), task=task)
@@ -164,7 +164,7 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
             out.append(relative_draft(body))
         return
     if not _FIRST_SUBJECT.match(body) and turn.subject != "other":
-        narrative = narrative_draft(body, when)
+        narrative = _embedded_preference(body) or narrative_draft(body, when)
         if narrative is not None:
             out.append(narrative)
             return
@@ -183,6 +183,16 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
         out.append(draft)
         turn.named = turn.named or draft.attribute == "name"
         turn.antecedent = (draft.entities[0] if draft.entities else "") or turn.antecedent
+
+
+_EMBEDDED_LIKE = re.compile(r"\b(?:why|that|how much|because)\s+(?P<c>(?:i|we)\s+(?:really\s+|just\s+)?"
+                            r"(?:love|enjoy|like|adore|prefer)\s+.+)$", _I)
+
+
+def _embedded_preference(clause: str) -> Draft | None:
+    """ "It reminds me why I love hiking": the embedded first-person liking is read on its own."""
+    m = _EMBEDDED_LIKE.search(clause)
+    return match_clause(m.group("c")) if m else None
 
 
 def _resolve(body: str, turn: _Turn) -> str:
@@ -251,8 +261,13 @@ def relative_draft(body: str) -> Draft:
     return Draft(T.USER_FACT, text, 0.7, "family", None, False, entities_in(text, prose=True))
 
 
+_ADDRESSED = re.compile(r"^(?:[\w']+\W+){1,4}?(?:you|your|you're|ya)\b", _I)
+"""A first-person clause addressed to the other person ("I'm proud of you", "I hope you…"); "you" further on,
+in a relative clause ("I finished the book you recommended"), leaves the clause about the user."""
+
+
 def _leftover(clause: str, leftovers: list[str], when: str = "") -> None:
-    if re.search(r"\byou\b", clause, _I):
+    if _ADDRESSED.match(clause) or re.search(r"\byou\b", clause, _I) and not is_event(clause):
         return
     count = content_words(clause)
     if count > 1 or (count and len(_WORD.findall(clause)) > 4) or (when and is_event(clause)):

@@ -27,6 +27,10 @@ exclamation or compliment never hides a clause):
 - task turn: in a turn that asks the assistant for help ("Can you help me
   plan meals?", "What's a good study plan?") a past event told on the side
   ("Yesterday I took my dog to the vet") is context for the task, not a note;
+- attachment: a described attachment ("[image: a photo of a lake at dusk]")
+  is something the user shared: "User shared a photo of a lake at dusk";
+- presentative: "Check out my painting for the show" -> "User shared their
+  painting for the show";
 - phatic: greetings, thanks, congratulations, compliments and wishes
   ("Thanks for sharing that with me", "Glad you had fun") give nothing.
 """
@@ -81,7 +85,9 @@ _GERUND_SUBJECT = re.compile(
     r"matters|means|takes|feels|keeps)\b",
     _I,
 )
-_SUBJECT_X = r"(?P<x>(?!(?:it|that|this|these|those|you|your|he|she|they|his|her|their|which|what|who)\b)[^,;]{2,60}?)"
+_SUBJECT_X = (r"(?P<x>(?!(?:it|you|your|he|she|they|his|her|their|which|what|who)\b)"
+              r"(?!(?:that|this|these|those)\s+(?:is|are|was|were|'s|has|have|means|matters|brings|gives)\b)"
+              r"(?!(?:that|this|these|those)$)[^,;]{2,60}?)")
 _VALUE = re.compile(
     rf"^{_SUBJECT_X}\s+(?:is|are|'s|has been|have been|was|were|has always been|will always be)\s+"
     r"(?:(?:really|so|super|very|extremely|incredibly|truly|always|also|still|just|quite)\s+)*"
@@ -106,7 +112,7 @@ _MOTIVE = re.compile(
     r"want)\s+to\s+(?P<v2>[^,;]{3,})$",
     _I,
 )
-_SHORT_X = (r"(?P<x>(?!(?:it|that|this|these|those|you|your|he|she|they|his|her|their|which|what|who|everyone|"
+_SHORT_X = (r"(?P<x>(?!(?:you|your|he|she|they|his|her|their|which|what|who|everyone|"
             r"everybody|someone|somebody)\b)(?:[\w'-]+\s+){0,4}?[\w'-]+)")
 _NOT_IN_X = frozenset("me us i and was were is are".split())
 _OBJECT_ME = re.compile(
@@ -163,6 +169,21 @@ def is_task(sentence: str) -> bool:
     return _TASK.match(sentence) is not None
 
 
+_ATTACHMENT = re.compile(r"\s*\[(?:image|photo|picture|img)\s*:\s*(?P<c>[^\]]{3,300})\]", _I)
+_CAPTION_LEAD = re.compile(r"^(?:a|an)\s+(?:photo|photograph|photography|picture|image|pic)\s+(?:of\s+)?", _I)
+
+
+def attachments(text: str) -> tuple[str, list[Draft]]:
+    """The text without "[image: …]" tags, and a note per described attachment: "User shared a photo of …"."""
+    drafts = []
+    for m in _ATTACHMENT.finditer(text):
+        caption = _CAPTION_LEAD.sub("", m.group("c").strip().rstrip("."))
+        if len(caption) >= 3:
+            content = f"User shared a photo of {caption}"
+            drafts.append(Draft(T.USER_FACT, content, 0.55, None, None, False, entities_in(caption, prose=True)))
+    return _ATTACHMENT.sub("", text).strip(), drafts
+
+
 def front_time(clause: str) -> tuple[str, str]:
     """`("Last Friday I went …")` -> `("I went …", "last Friday")`; no fronted time gives `(clause, "")`."""
     m = _FRONTED.match(clause)
@@ -203,7 +224,7 @@ def is_phatic(clause: str) -> bool:
 
 def narrative_draft(clause: str, when: str = "") -> Draft | None:
     """A value, motive, object-side experience or shared photo read from a clause that has no "I" subject."""
-    for build in (_value, _motive, _photo, _made_one, _object_me, _embedded):
+    for build in (_value, _motive, _photo, _made_one, _show_mine, _object_me, _embedded):
         draft = build(clause)
         if draft is not None:
             return _dated(draft, when)
@@ -274,6 +295,28 @@ def _photo(clause: str) -> Draft | None:
     return Draft(T.USER_FACT, f"User shared a photo {rest}", 0.6, None, None, False, entities_in(rest, prose=True))
 
 
+_SHOW_MINE = re.compile(
+    r"^(?:check out|take a look at|look at|here's|here is|here are|meet|this is|these are)\s+(?:my|our)\s+"
+    r"(?P<obj>(?:new\s+|latest\s+|recent\s+|little\s+)?[\w'-]+(?:\s+[\w'-]+){0,7})$",
+    _I,
+)
+
+
+def is_presentative(sentence: str) -> bool:
+    """ "Check out my painting!" / "Here's a pic of …" show something; they are not requests."""
+    body = sentence.strip().rstrip(".!?…")
+    return _SHOW_MINE.match(body) is not None or _PHOTO.match(body) is not None
+
+
+def _show_mine(clause: str) -> Draft | None:
+    """ "Check out my painting for the art show" -> "User shared their painting for the art show"."""
+    m = _SHOW_MINE.match(clause)
+    if m is None:
+        return None
+    content = f"User shared their {_as_user(m.group('obj'))}"
+    return Draft(T.USER_FACT, content, 0.6, None, None, False, entities_in(content, prose=True))
+
+
 def _made_one(clause: str) -> Draft | None:
     m = _MADE_ONE.match(clause)
     if m is None:
@@ -292,10 +335,20 @@ def _object_me(clause: str) -> Draft | None:
     if re.match(r"^(?:let|help|tell|show|give)\b", x, _I) or _NOT_IN_X.intersection(x.lower().split()):
         return None
     first = x.split()[0].lower()
-    common = first in ("the", "a", "an", "my", "our", "this", "that", "these", "those") or first.endswith("ing")
+    if first in ("it", "this", "that", "these", "those") and len(x.split()) == 1 and _content(m.group("rest")) < 2:
+        return None
+    common = first in ("the", "a", "an", "my", "our", "it", "this", "that", "these", "those") or first.endswith("ing")
     content = "User's experience: " + _as_user(clause[:1].lower() + clause[1:] if common else clause)
     content = re.sub(r"\bUser\b(?!'s experience)", "them", content)
     return Draft(T.USER_FACT, content, 0.6, None, None, False, entities_in(clause, prose=True))
+
+
+def _content(text: str) -> int:
+    return sum(1 for w in re.findall(r"[A-Za-z][\w'-]*", text) if len(w) > 3 and w.lower() not in _LIGHT)
+
+
+_LIGHT = frozenset("feel feels felt like more much very really good great happy that this them they what when "
+                   "want wanted smile laugh think".split())
 
 
 def _embedded(clause: str) -> Draft | None:
