@@ -157,17 +157,17 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
     if not body or is_phatic(body):
         return
     body, when = front_time(body)
+    if not _FIRST_SUBJECT.match(body) and turn.subject != "other":
+        narrative = _embedded_preference(body) or narrative_draft(body, when)
+        if narrative is not None:
+            out.append(narrative)
+            return
     relative = _RELATIVE.match(body)
     if relative:
         turn.subject = "other"
         if _STATIVE.match(body[relative.end():].strip()):
             out.append(relative_draft(body))
         return
-    if not _FIRST_SUBJECT.match(body) and turn.subject != "other":
-        narrative = _embedded_preference(body) or narrative_draft(body, when)
-        if narrative is not None:
-            out.append(narrative)
-            return
     body = _resolve(body, turn)
     if not body:
         return

@@ -359,7 +359,7 @@ def _embedded(clause: str) -> Draft | None:
     if _CONJUNCTIONS.intersection(m.group("obj").lower().split()) or not _EMBEDDED_REST.fullmatch(m.group("rest")):
         return None
     obj, verb, rest = _noun(m.group("obj")), m.group("verb").lower(), _as_user(m.group("rest"))
-    prep = _PREPOSITION.match(rest)
+    prep = None if re.match(rf"\s*{_WHEN}\b", rest, _I) else _PREPOSITION.match(rest)
     if prep is not None:
         content = f"User {verb} {prep.group('p').lower()} {obj}{rest[prep.end():]}"
     else:

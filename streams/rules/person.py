@@ -33,7 +33,9 @@ _PAST = frozenset(
     """went was were had got made took saw did said came gave found knew thought told became left felt
     brought began kept held wrote stood heard let meant met ran paid sat spoke led read grew lost fell
     sent built understood drew broke spent cut drove bought wore chose ate drank sang won taught caught
-    fought threw flew forgot slept rode shot hit quit put""".split()
+    fought threw flew forgot slept rode shot hit quit put swam rang knew blew tore swore stole froze woke rose
+    bit hid slid lit fed fled sold bound wound ground sought dealt knelt swept wept lent bent burnt learnt dreamt
+    spat shook forgave sank stank shrank""".split()
 )
 _OBJECT_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bmyself\b", _I), "themselves"),
