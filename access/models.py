@@ -241,7 +241,17 @@ class CardCreate(CardFields, UserScope):
     card_id: Identifier | None = Field(default=None, description="chosen by the server when omitted")
 
 
-class CardUpdate(UserScope):
+class CardVersion(UserScope):
+    """A change of one card, optionally checked against the version it was computed on."""
+
+    expected_version: int | None = Field(
+        default=None, ge=1,
+        description="the card version this change was computed on; if the card is at another version the "
+                    "change is refused with 409 version_conflict. Omitted: the change is applied to the "
+                    "current version (read again and retried when another change wins).")
+
+
+class CardUpdate(CardVersion):
     """Only the fields given change."""
 
     name: str | None = Field(default=None, max_length=200)
@@ -255,7 +265,7 @@ class CardUpdate(UserScope):
     folder: str | None = Field(default=None, max_length=200)
 
 
-class CardAgents(UserScope):
+class CardAgents(CardVersion):
     agent_ids: list[Identifier] = Field(min_length=1, max_length=200)
 
 

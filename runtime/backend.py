@@ -22,7 +22,8 @@ from engram.core.metrics import Metrics
 from engram.core.ports import Progress
 from engram.projections.ports import MemoryStore
 from engram.recall.service import RecallRequest, RecallResult, RecallService
-from engram.runtime_port import CommandFailed, DataDirBusy, GovernReport, IngestReport, with_deadline
+from engram.runtime_port import DECISIONS, CommandFailed, DataDirBusy, GovernReport, IngestReport, decision_of, \
+    with_deadline
 from engram.schemas.base import Event
 from engram.schemas.events import DeadLettered, MemoryChanged, RecallServed
 from engram.schemas.inputs import TurnInput
@@ -86,6 +87,15 @@ class EmbeddedBackend:
         if failed:
             raise CommandFailed(f"the command could not be applied: {failed[0].reason}")
         return [e for e in caused if isinstance(e, MemoryChanged)]
+
+    def decide(self, command: Event) -> Event:
+        """Append the command; its decision is derived (and projected) in the same append."""
+        with self._lock:
+            before = self.runtime.log.last_seq()
+            self.runtime.append([command])
+            decisions = [e for _, e in self.runtime.log.scan(after=before, types=DECISIONS)
+                         if command.event_id in e.causation_ids]
+        return decision_of(command, decisions)
 
     def record(self, events: Sequence[Event]) -> None:
         with self._lock:
