@@ -59,7 +59,8 @@ def test_a_stale_expected_version_is_refused_and_no_version_means_the_current_on
     d, user = deployment, new_id("user")
     card = _create(d, user, agent_ids=["coach"])
     path, scope = f"/v1/cards/{card['card_id']}", {"tenant": d.tenant_a, "user": user}
-    assert d.as_a().patch(path, json={**scope, "name": "Ana L."}).json()["version"] == 2
+    renamed = d.as_a().patch(path, json={**scope, "name": "Ana L."})
+    assert renamed.status_code == 200 and renamed.json()["version"] == 2, renamed.text
     stale = d.as_a().post(f"{path}/disable", json={**scope, "expected_version": 1})
     assert stale.status_code == 409 and stale.json()["error"]["code"] == "version_conflict"
     gone = d.as_a().delete(path, params={**scope, "expected_version": 1})

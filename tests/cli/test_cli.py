@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from engram.cli.main import cli
 
-MEMORY_FIELDS = {"id", "type", "slot", "content", "confidence", "importance", "source_count", "status",
+MEMORY_FIELDS = {"memory_id", "type", "slot", "content", "confidence", "importance", "source_count", "status",
                  "source_message_ids", "created_at", "updated_at"}
 
 
@@ -107,7 +107,7 @@ def test_summary_history_and_replay(run, tmp_path: Path) -> None:
     assert json.loads(summary.output)["source_message_count"] == 12
     assert run("summary", "--tenant", "t1", "--session", "nope").exit_code != 0
     memory = json.loads(run("memories", "--tenant", "t1", "--user", "u1", "--json").output)[0]
-    history = run("history", "--tenant", "t1", "--user", "u1", "--json", memory["id"])
+    history = run("history", "--tenant", "t1", "--user", "u1", "--json", memory["memory_id"])
     steps = json.loads(history.output)
     assert steps[0]["change"] == "created" and steps[0]["turns"][0]["message_id"] in memory["source_message_ids"]
     replay = run("replay")
@@ -146,7 +146,7 @@ def test_search_correct_pin_unpin_and_forget_take_the_short_ids_the_list_shows(r
                                 _line("m3", "I work as a nurse in Lisbon")]) + "\n", encoding="utf-8")
     run("ingest", str(turns))
     found = json.loads(run("search", "--tenant", "t1", "--user", "u1", "--json", "tea").output)
-    tea = found[0]["id"]
+    tea = found[0]["memory_id"]
     assert found[0]["content"] == "User prefers green tea in the morning"
     short = tea[:8]
     corrected = run("correct", "--tenant", "t1", "--user", "u1", short, "User prefers jasmine tea")

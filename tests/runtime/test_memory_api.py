@@ -26,7 +26,7 @@ def test_record_returns_what_was_remembered_and_a_retry_records_nothing(m: Memor
     assert m.record(user="ana", messages=[{"role": "user", "content": "I prefer green tea", "message_id": "m1"}]) == []
     assert [r.content for r in m.memories(user="ana")] == ["User prefers green tea"]
     changed = m.record(user="ana", messages="I live in Porto")
-    assert changed == [Remembered(changed[0].id, "User lives in Porto", "created")]
+    assert changed == [Remembered(changed[0].memory_id, "User lives in Porto", "created")]
 
 
 def test_a_chat_loop_that_recalls_first_has_memory_on_the_first_message_of_a_new_session(m: Memory) -> None:
