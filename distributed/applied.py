@@ -26,6 +26,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+import orjson
 from confluent_kafka import Consumer, TopicPartition
 
 from engram.schemas import topics as t
@@ -156,7 +157,8 @@ class SharedWaiter:
         self._tail = Consumer({"bootstrap.servers": bootstrap, "group.id": f"engram-applied-{uuid.uuid4().hex[:8]}",
                                "enable.auto.commit": False, "auto.offset.reset": "earliest"})
         self._read_to: Marks = {}
-        self._by_cause: OrderedDict[str, list[tuple[tuple[str, int], int, Event]]] = OrderedDict()
+        self._by_cause: OrderedDict[str, list[tuple[tuple[str, int], int, str, bytes]]] = OrderedDict()
+        """cause id -> (topic-partition, offset, event id, raw value) of each derived record naming it."""
         self._listed_at = float("-inf")
         self._assign_new()  # before any caller produces: everything they cause is read
         self._lock = threading.Lock()
@@ -262,16 +264,19 @@ class SharedWaiter:
         frontier: Marks = {}
         pending = list(wait.ids)
         while pending:
-            for tp, offset, event in self._by_cause.get(pending.pop(), ()):
-                if event.event_id in wait.seen:
+            for tp, offset, event_id, value in self._by_cause.get(pending.pop(), ()):
+                if event_id in wait.seen:
                     continue
-                wait.seen.add(event.event_id)
-                wait.caused.append(event)
+                wait.seen.add(event_id)
+                try:
+                    wait.caused.append(decode(value))
+                except EventDecodeError:
+                    pass
                 frontier[tp] = max(frontier.get(tp, 0), offset + 1)
                 wait.projected[tp] = max(wait.projected.get(tp, 0), offset + 1)
-                if event.event_id not in wait.ids:
-                    wait.ids.add(event.event_id)
-                    pending.append(event.event_id)
+                if event_id not in wait.ids:
+                    wait.ids.add(event_id)
+                    pending.append(event_id)
         wait.frontier = frontier if wait.rounds < MAX_ROUNDS * 2 else {}
 
     def _read_tail(self, timeout: float) -> None:
@@ -284,12 +289,14 @@ class SharedWaiter:
                     continue
                 tp = (topic, partition)
                 self._read_to[tp] = max(self._read_to.get(tp, 0), offset + 1)
-                try:
-                    event = decode(msg.value() or b"")
-                except EventDecodeError:
+                value = msg.value() or b""
+                try:  # the envelope only: an event is decoded when a wait takes it (most never are)
+                    envelope = orjson.loads(value)
+                    event_id, causes = str(envelope["event_id"]), envelope.get("causation_ids") or ()
+                except (orjson.JSONDecodeError, KeyError, TypeError):
                     continue
-                for cause in event.causation_ids:
-                    self._by_cause.setdefault(cause, []).append((tp, offset, event))
+                for cause in causes:
+                    self._by_cause.setdefault(str(cause), []).append((tp, offset, event_id, value))
             while len(self._by_cause) > FOLLOW_LIMIT:
                 self._by_cause.popitem(last=False)
 

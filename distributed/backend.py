@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
@@ -83,9 +83,10 @@ class DistributedBackend:
             return self.runtime.applied
 
     # -- writes --------------------------------------------------------------------
-    def ingest(self, turns: Sequence[TurnInput]) -> IngestReport:
-        self.applied  # noqa: B018 - opened first: the shared waiter lists the changes the turns caused
-        report = self.runtime.ingest(turns, wait=True)
+    def ingest(self, turns: Iterable[TurnInput], *, wait: bool = True) -> IngestReport:
+        if wait:
+            self.applied  # noqa: B018 - opened first: the shared waiter lists the changes the turns caused
+        report = self.runtime.ingest(turns, wait=wait)
         report.events.update(c.type for c in report.changes)
         return report
 
@@ -166,7 +167,7 @@ class DistributedBackend:
         from .rebuild import rebuild_weaviate
 
         e = self.runtime.endpoints
-        return rebuild_weaviate(e.bootstrap, e.namespace, self.runtime.store, self.embedder).after
+        return rebuild_weaviate(e.bootstrap, e.namespace, self.runtime.store, self.embedder, progress).after
 
     def govern(self, as_of: datetime | None = None, *, dry_run: bool = False, tenant: str | None = None,
                user: str | None = None) -> GovernReport:

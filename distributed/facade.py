@@ -51,6 +51,8 @@ RECORD_OVERHEAD = 256
 RECALL_COLUMNS = tuple(name for name in RecallServed.model_fields if name not in ("type", "schema_version",
                                                                                  "causation_ids"))
 """The fields of a recall observation that ClickHouse's `recalls` table holds (one column each)."""
+SHARED_WAIT_MAX = 20_000
+"""Events one wait on the shared waiter may follow; a bulk ingest (a file) waits the round-based way."""
 CHECK_CHUNK = 1000
 """Turns looked up in Weaviate per round trip."""
 
@@ -189,10 +191,11 @@ class DistributedRuntime:
     def wait_caused(self, marks: Mapping[tuple[str, int], int], ids: Sequence[str]) -> tuple[float, list[Event]]:
         """Wait until the records below `marks` (events `ids`) and what they derive are applied.
 
-        With the process's shared waiter (`applied`, set by the server's back end) the answer also
-        lists the events they caused; without it one `AppliedWaiter` waits, and lists nothing.
+        With the process's shared waiter (`applied`, set by the back end) the answer also lists the
+        events they caused; without it, or for a bulk ingest (more than SHARED_WAIT_MAX events), one
+        `AppliedWaiter` waits for everything derived so far, and lists nothing.
         """
-        if self.applied is not None:
+        if self.applied is not None and len(ids) <= SHARED_WAIT_MAX:
             return self.applied.wait(marks, ids, self.wait_timeout)
         with AppliedWaiter(self.endpoints.bootstrap, self.endpoints.namespace) as waiter:
             return waiter.wait(marks, self.wait_timeout), []

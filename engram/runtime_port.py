@@ -18,7 +18,7 @@ The reports of ingest and governance are shared by both runtimes and live here t
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -107,8 +107,11 @@ class MemoryRuntime(Protocol):
     config: EngramConfig
     embedder: Embedder
 
-    def ingest(self, turns: Sequence[TurnInput]) -> IngestReport:
-        """Append turns and have them processed; `changes` lists the memory changes they caused."""
+    def ingest(self, turns: Iterable[TurnInput], *, wait: bool = True) -> IngestReport:
+        """Append turns and have them processed; `changes` lists the memory changes they caused.
+
+        `wait=False` (distributed only) returns once Kafka has the turns, without waiting for the workers.
+        """
         ...
 
     def submit(self, events: Sequence[Event]) -> list[MemoryChanged]:
@@ -147,7 +150,10 @@ class MemoryRuntime(Protocol):
         ...
 
     def replay(self, progress: Progress | None = None) -> str:
-        """Drop the current-memory projection and rebuild it from the log; return the state hash."""
+        """Drop the current-memory projection and rebuild it from the log; return the state hash.
+
+        `progress` is called with the number of events (records) read as the rebuild goes.
+        """
         ...
 
     def govern(self, as_of: datetime | None = None, *, dry_run: bool = False, tenant: str | None = None,

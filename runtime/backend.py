@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -68,7 +68,8 @@ class EmbeddedBackend:
         return cls(EmbeddedRuntime(data_dir))
 
     # -- writes --------------------------------------------------------------------
-    def ingest(self, turns: Sequence[TurnInput]) -> IngestReport:
+    def ingest(self, turns: Iterable[TurnInput], *, wait: bool = True) -> IngestReport:
+        """Append and process the turns (always before returning: `wait` is for the distributed runtime)."""
         with self._lock:
             before = self.runtime.log.last_seq()
             report = self.runtime.ingest(turns)
