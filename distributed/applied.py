@@ -160,6 +160,8 @@ class SharedWaiter:
         self._by_cause: OrderedDict[str, list[tuple[tuple[str, int], int, str, bytes]]] = OrderedDict()
         """cause id -> (topic-partition, offset, event id, raw value) of each derived record naming it."""
         self._listed_at = float("-inf")
+        self._complete = False
+        """Every derived topic is followed (topics are listed again only until then)."""
         self._assign_new()  # before any caller produces: everything they cause is read
         self._lock = threading.Lock()
         self._waits: list[_Wait] = []
@@ -218,11 +220,13 @@ class SharedWaiter:
             except Exception as exc:  # noqa: BLE001 - a broker failure ends the waits it affects, not the thread
                 log.warning("applied-waiter: %s", exc)
                 for wait in waits:
-                    wait.error = exc
-                    wait.done.set()
+                    if not wait.done.is_set():
+                        wait.error = exc
+                        wait.done.set()
         for wait in waits:
-            wait.error = RuntimeError("the applied-waiter was closed")
-            wait.done.set()
+            if not wait.done.is_set():
+                wait.error = RuntimeError("the applied-waiter was closed")
+                wait.done.set()
 
     def _step(self, waits: list[_Wait]) -> None:
         self.watcher.poll(quiet=self.poll)
@@ -302,7 +306,7 @@ class SharedWaiter:
 
     def _assign_new(self) -> None:
         """Follow the derived topics' partitions from their current end (from 0 for those created later)."""
-        if time.monotonic() - self._listed_at < LIST_EVERY:
+        if self._complete or time.monotonic() - self._listed_at < LIST_EVERY:
             return
         first = self._listed_at == float("-inf")
         self._listed_at = time.monotonic()
@@ -312,3 +316,4 @@ class SharedWaiter:
             self._read_to[tp] = ends[tp] if first else 0
         if new:
             self._tail.incremental_assign([TopicPartition(tp[0], tp[1], self._read_to[tp]) for tp in new])
+        self._complete = {topic for topic, _ in self._read_to} == set(self.derived)

@@ -191,3 +191,32 @@ def test_a_write_command_is_refused_while_a_server_holds_the_folder(tmp_path: Pa
         server.close()
     assert forgot.returncode != 0 and "already served" in forgot.stderr and "Traceback" not in forgot.stderr
     assert listed.returncode == 0 and "前端" in listed.stdout
+
+
+def test_ingest_and_replay_go_through_the_runtime_port(run, tmp_path: Path) -> None:
+    """Like the other writes: refused while a server holds the folder, counted through the port when not."""
+    from engram.runtime.backend import EmbeddedBackend
+
+    path = tmp_path / "one.jsonl"
+    path.write_text(_line("m1", "I live in Porto") + "\n", encoding="utf-8")
+    with EmbeddedBackend.open(tmp_path / "data"):  # what `engram serve` holds
+        busy = run("ingest", str(path))
+        assert busy.exit_code == 1 and "already served by another Engram process" in busy.output
+        assert run("replay").exit_code == 1
+    assert run("ingest", str(path)).exit_code == 0
+    replay = run("replay")
+    assert replay.exit_code == 0, replay.output
+    replayed = int(replay.output.split()[1])
+    assert replayed >= 2 and "identical" in replay.output  # the turn and what it derived
+
+
+def test_the_json_names_ids_as_every_other_surface(run, tmp_path: Path) -> None:
+    path = tmp_path / "one.jsonl"
+    path.write_text(_line("m1", "I live in Porto") + "\n", encoding="utf-8")
+    run("ingest", str(path))
+    memory = json.loads(run("memories", "--tenant", "t1", "--user", "u1", "--json").output)[0]
+    assert "id" not in memory and memory["memory_id"]
+    recall = json.loads(run("recall", "--tenant", "t1", "--user", "u1", "--agent", "a1", "--session", "s2",
+                            "--json", "Where do I live?").output)
+    item = recall["sections"]["long_term"][0]
+    assert item["item_id"] == item["memory_id"] == memory["memory_id"] and "id" not in item

@@ -71,3 +71,13 @@ def test_misuse_is_refused_in_plain_words(m: Memory, tmp_path: Path) -> None:
         m.forget("ana")
     with pytest.raises(DataDirBusy):
         Memory(data=tmp_path / "memory", env={})
+
+
+def test_ids_are_named_memory_id_and_the_old_name_warns(m: Memory) -> None:
+    [created] = m.record(user="ana", messages="I live in Porto")
+    assert created.memory_id == m.memories(user="ana")[0].memory_id
+    with pytest.warns(DeprecationWarning, match="memory_id"):
+        assert created.id == created.memory_id
+    recalled = m.recall(user="ana", question="Where do I live?").items
+    assert [(i.kind, i.item_id, i.memory_id, i.card_id) for i in recalled] == [
+        ("memory", created.memory_id, created.memory_id, None)]
