@@ -33,6 +33,9 @@ from engram.schemas import topics as t
 from engram.schemas.base import Event
 from engram.schemas.codec import EventDecodeError, decode
 
+from engram.streams.topology import build_topology
+
+from .kafka_retry import retrying
 from .projector import PROJECTOR_ROLE
 from .readback import LIST_EVERY, ProgressWatcher, Probe
 from .topics import SOURCE_TOPICS, Namespace
@@ -154,6 +157,13 @@ class SharedWaiter:
         self.watcher = ProgressWatcher(bootstrap, ns, "any")
         self.probe = Probe(bootstrap)
         self.derived = [ns.topic(x) for x in t.CATALOGUE if x not in SOURCE_TOPICS]
+        always = {ns.topic(t.DEAD_LETTERS), ns.topic(t.LLM_CALLS)}
+        self._partitions = {ns.topic(x): x.partitions for x in t.CATALOGUE}
+        self._writes: dict[str, set[str]] = {}
+        """Input topic -> the derived topics the stages reading it write (dead letters, model calls too)."""
+        for stage in build_topology():
+            for source in stage.inputs:
+                self._writes.setdefault(ns.topic(source), set(always)).update(ns.topic(x) for x in stage.outputs)
         self._tail = Consumer({"bootstrap.servers": bootstrap, "group.id": f"engram-applied-{uuid.uuid4().hex[:8]}",
                                "enable.auto.commit": False, "auto.offset.reset": "earliest"})
         self._read_to: Marks = {}
@@ -232,12 +242,12 @@ class SharedWaiter:
         self.watcher.poll(quiet=self.poll)
         self._read_tail(self.poll)
         now = time.monotonic()
-        ends: Marks | None = None
         projecting = [w for w in waits if w.frontier and w.covered_at is None and self._covered(w)]
-        if projecting:
-            ends = self.probe.high_watermarks(self.derived)
-            for wait in projecting:
-                wait.covered_at = ends
+        if projecting:  # one round trip per partition the covered stages write, shared by every wait
+            needs = {w_id: self._outputs(w.frontier) for w_id, w in enumerate(projecting)}
+            ends = self._ends(set().union(*needs.values()))
+            for w_id, wait in enumerate(projecting):
+                wait.covered_at = {tp: ends.get(tp, 0) for tp in needs[w_id]}
         for wait in waits:
             if wait.covered_at is not None and self._read_past(wait.covered_at):
                 self._next_round(wait)
@@ -254,6 +264,25 @@ class SharedWaiter:
                     f"not applied in time ({len(wait.frontier)} partition(s) still to process; is `engram worker "
                     f"--role all` running against the same Kafka, prefix {self.ns.prefix!r}?)")
                 wait.done.set()
+
+    def _outputs(self, frontier: Marks) -> set[tuple[str, int]]:
+        """The partitions the stages reading the frontier write to (a user's records keep their partition)."""
+        out: set[tuple[str, int]] = set()
+        for topic, partition in frontier:
+            for written in self._writes.get(topic, ()):
+                same = self._partitions.get(written) == self._partitions.get(topic)
+                out.update([(written, partition)] if same else ((written, p) for p in range(self._partitions[written])))
+        return out
+
+    def _ends(self, tps: set[tuple[str, int]]) -> Marks:
+        """End offsets of these followed partitions, asked now (after the progress that covered them)."""
+        wanted = [tp for tp in tps if tp in self._read_to]
+
+        def ask() -> Marks:
+            return {tp: self.probe.consumer.get_watermark_offsets(TopicPartition(*tp), timeout=10.0)[1]
+                    for tp in wanted}
+
+        return retrying(ask, "reading end offsets") if wanted else {}
 
     def _covered(self, wait: _Wait) -> bool:
         wanted = {tp: end for tp, end in wait.frontier.items() if end > 0}
