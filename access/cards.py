@@ -101,16 +101,12 @@ class CardService:
         self.access.require_user(who, tenant, user)
         for attempt in range(RETRIES):
             card = self._live(tenant, user, card_id)
+            self._expect(card, expected)
             try:
-                self._expect(card, expected)
-                self._decide(tenant, user, card_id, "delete", card, None, "deleted")
+                return self._decide(tenant, user, card_id, "delete", card, None, "deleted")
             except VersionConflict:
                 if expected is not None or attempt == RETRIES - 1:
                     raise
-                continue
-            deleted = self._find(tenant, user, card_id)
-            assert deleted is not None
-            return deleted
         raise AssertionError("unreachable")
 
     # -- helpers -----------------------------------------------------------------------
