@@ -38,6 +38,7 @@ SHREDDED_TEXT = "[forgotten]"
 SHREDDED_MARK = "shredded"
 
 _RECORD = ("content", "topic", "entities", "keywords")
+_CARD = ("name", "profile", "long_term_goal", "preferences", "extra_notes", "tags", "folder")
 SEALED_FIELDS: dict[str, tuple[str, ...]] = {
     "TurnRecorded": ("content", "metadata"),
     "MemoryProposed": tuple(f"candidate.{f}" for f in _RECORD),
@@ -50,8 +51,8 @@ SEALED_FIELDS: dict[str, tuple[str, ...]] = {
     "DeadLettered": ("raw", "reason"),
     "GuardFired": ("detail",),
     "LLMCallRecorded": ("error",),
-    "GlobalCardSaved": tuple(f"card.{f}" for f in ("name", "profile", "long_term_goal", "preferences",
-                                                   "extra_notes", "tags", "folder")),
+    "GlobalCardSaved": tuple(f"card.{f}" for f in _CARD),
+    "GlobalCardRequested": (*(f"card.{f}" for f in _CARD), *(f"base.{f}" for f in _CARD)),
 }
 """Event type -> dotted paths of the fields that carry user text."""
 
