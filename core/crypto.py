@@ -165,6 +165,26 @@ class FieldCipher:
         found = orjson.loads(data)
         return found if isinstance(found, dict) else None
 
+    def seal_bytes(self, owner: str, data: bytes, context: bytes) -> dict[str, str]:
+        """`data` sealed under the owner's live key, bound to `context` (e.g. a state key): {"k", "n", "c"}."""
+        key_id, key = self.keys.current(owner)
+        nonce = self._nonces.next()
+        ciphertext = self._cipher(key_id, key).encrypt(nonce, data, context + b"|" + key_id.encode())
+        return {"k": key_id, "n": _b64(nonce), "c": _b64(ciphertext)}
+
+    def open_bytes(self, sealed: dict[str, Any], context: bytes) -> bytes | None:
+        """What `seal_bytes` sealed, or None once its key is destroyed (or the context differs)."""
+        key_id = str(sealed.get("k", ""))
+        key = self.keys.get(key_id)
+        if key is None:
+            self._aead.pop(key_id, None)
+            return None
+        try:
+            return self._cipher(key_id, key).decrypt(base64.b64decode(sealed["n"]), base64.b64decode(sealed["c"]),
+                                                     context + b"|" + key_id.encode())
+        except (InvalidTag, KeyError, ValueError):
+            return None
+
     def forget_owner(self, tenant_id: str, user_id: str) -> int:
         """Destroy the owner's keys: every sealed text of theirs is gone for good."""
         self._aead.clear()

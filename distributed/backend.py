@@ -32,6 +32,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from engram.access.errors import BadRequest
 from engram.core.config import EngramConfig
+from engram.core.crypto import FieldCipher
 from engram.core.embedding import Embedder
 from engram.core.ports import Progress
 from engram.projections.ports import MemoryStore
@@ -40,9 +41,10 @@ from engram.runtime_port import GovernReport, IngestReport, with_deadline
 from engram.schemas import topics as t
 from engram.schemas.base import Event
 from engram.schemas.codec import EventDecodeError, decode
-from engram.schemas.events import MemoryChanged
+from engram.schemas.events import ForgetRequested, MemoryChanged
 from engram.schemas.inputs import TurnInput
 
+from .erasure import DistributedEraser, cipher_for, forgets
 from .facade import DistributedRuntime, Endpoints
 from .readback import high_watermarks
 
@@ -91,7 +93,21 @@ class DistributedBackend:
         ids = {e.event_id for e in events}
         before = self._marks()
         self.runtime.append(events, wait=True)
-        return [c for c in self._changes_since(before) if ids.intersection(c.causation_ids)]
+        changes = [c for c in self._changes_since(before) if ids.intersection(c.causation_ids)]
+        self._erase(forgets(events), changes)
+        return changes
+
+    def _erase(self, requests: Sequence[ForgetRequested], changes: Sequence[MemoryChanged]) -> None:
+        """The forgets are applied everywhere: destroy the keys they cover, then record the erasures.
+
+        Waits until the projectors applied the records too (ClickHouse text blanked).
+        """
+        if not requests:
+            return
+        eraser = DistributedEraser(self.runtime.producer.cipher)
+        records = [eraser.complete(request, changes) for request in requests]
+        self.runtime.append(records, wait=True)
+        self._count("erasures", len(records))
 
     def record(self, events: Sequence[Event]) -> None:
         self.runtime.append(events, wait=False)
@@ -110,7 +126,9 @@ class DistributedBackend:
     def _changes_since(self, before: Marks) -> list[MemoryChanged]:
         after = self._marks()
         ranges = {tp: (before.get(tp, 0), end) for tp, end in after.items() if end > before.get(tp, 0)}
-        return [e for e in read_ranges(self.runtime.endpoints.bootstrap, ranges) if isinstance(e, MemoryChanged)]
+        e = self.runtime.endpoints
+        cipher = cipher_for(e.bootstrap, e.namespace.prefix)
+        return [e for e in read_ranges(e.bootstrap, ranges, cipher=cipher) if isinstance(e, MemoryChanged)]
 
     # -- recall ----------------------------------------------------------------------
     def recall(self, request: RecallRequest, deadline_ms: float) -> RecallResult | None:
@@ -176,7 +194,7 @@ class DistributedBackend:
 
 
 def read_ranges(bootstrap: str, ranges: Mapping[tuple[str, int], tuple[int, int]],
-                timeout: float = 30.0) -> list[Event]:
+                timeout: float = 30.0, cipher: FieldCipher | None = None) -> list[Event]:
     """The events at offsets [start, end) of each (topic, partition), decoded (undecodable records skipped)."""
     if not ranges:
         return []
@@ -195,7 +213,7 @@ def read_ranges(bootstrap: str, ranges: Mapping[tuple[str, int], tuple[int, int]
                 if offset + 1 >= left[tp]:  # type: ignore[index]
                     left.pop(tp)  # type: ignore[arg-type]
                 try:
-                    out.append(decode(msg.value() or b""))
+                    out.append(decode(msg.value() or b"", cipher))
                 except EventDecodeError:
                     continue
         if left:

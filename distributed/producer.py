@@ -35,6 +35,7 @@ from engram.schemas.codec import encode
 from engram.schemas.inputs import TurnInput, summary_request_for, to_turn_event
 from engram.schemas.topics import topic_for
 
+from .erasure import cipher_for
 from .sink import serve_callbacks
 from .topics import Namespace
 from .tracking import TYPE_HEADER
@@ -76,6 +77,8 @@ class TurnProducer:
                  summary: SummaryConfig = DEFAULT_CONFIG.summary,
                  config: Mapping[str, Any] | None = None, poll_thread: bool = True) -> None:
         self.namespace = namespace or Namespace()
+        self.cipher = cipher_for(bootstrap, self.namespace.prefix)
+        """Seals the user text of every record under its owner's key (`engram.distributed.erasure`)."""
         self.summary_checks = summary_checks
         self._sessions = _SessionCounters(summary)
         self.counters: Counter[str] = Counter()
@@ -121,7 +124,7 @@ class TurnProducer:
         try:
             self._producer.produce(
                 self.namespace.topic(topic_for(event.type)), key=event.partition_key.encode(),
-                value=encode(event), headers=[(TYPE_HEADER, event.type.encode())], on_delivery=self._delivered)
+                value=encode(event, self.cipher), headers=[(TYPE_HEADER, event.type.encode())], on_delivery=self._delivered)
         except BufferError:
             self._count("dropped")
             return False

@@ -117,11 +117,16 @@ class Eraser:
             keys = 0
             if request.everything and self.cipher is not None:
                 keys = self.cipher.forget_owner(request.tenant_id, request.user_id)
-            ids = tuple(sorted(set(entry.memory_ids)))
-            records.append((ErasureRecorded(
-                event_id=derive_id(request.event_id, "erasure"), occurred_at=request.occurred_at,
-                tenant_id=request.tenant_id, user_id=request.user_id, causation_ids=(request.event_id,),
-                correlation_id=request.correlation_id, request_id=request.event_id, scope=_scope(request),
-                requested_by=f"{request.tenant_id}/{request.user_id}", memories_erased=len(ids),
-                memory_ids=ids, keys_destroyed=keys), request))
+            records.append((erasure_record(request, entry.memory_ids, keys), request))
         return records
+
+
+def erasure_record(request: ForgetRequested, memory_ids: list[str], keys: int) -> ErasureRecorded:
+    """The erasure record of a completed forget (what was erased, never its content); both runtimes."""
+    ids = tuple(sorted(set(memory_ids)))
+    return ErasureRecorded(
+        event_id=derive_id(request.event_id, "erasure"), occurred_at=request.occurred_at,
+        tenant_id=request.tenant_id, user_id=request.user_id, causation_ids=(request.event_id,),
+        correlation_id=request.correlation_id, request_id=request.event_id, scope=_scope(request),
+        requested_by=f"{request.tenant_id}/{request.user_id}", memories_erased=len(ids),
+        memory_ids=ids, keys_destroyed=keys)
