@@ -69,6 +69,17 @@ def cipher_for(bootstrap: str, prefix: str) -> FieldCipher | None:
         return found
 
 
+def close_ciphers(bootstrap: str | None = None) -> None:
+    """Close the key stores of this process (of one broker, or all): their clients stop."""
+    with _LOCK:
+        for (where, prefix), cipher in list(_CIPHERS.items()):
+            if bootstrap is None or where == bootstrap:
+                del _CIPHERS[(where, prefix)]
+                close = getattr(cipher.keys, "close", None)
+                if close is not None:
+                    close()
+
+
 def prefix_of(kafka_topic: str) -> str | None:
     """The namespace prefix of a catalogue topic's Kafka name (None for other topics)."""
     for topic in t.CATALOGUE:

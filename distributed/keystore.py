@@ -287,5 +287,5 @@ class KafkaKeyStore:
 
     def close(self) -> None:
         with self._lock:
-            self._producer.flush(self.timeout)
+            self._producer.flush(min(5.0, self.timeout))
             self._consumer.close()
