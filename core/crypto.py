@@ -20,8 +20,11 @@ logs written before encryption (or with it off) still decode.
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import os
 import threading
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -214,3 +217,14 @@ def _aad(raw: dict[str, Any], key_id: str) -> bytes:
 
 def is_shredded_turn(metadata: dict[str, str]) -> bool:
     return metadata.get(SHREDDED_MARK) == "true"
+
+
+def index_key(master: bytes, scope: str) -> bytes:
+    """A key for blind search terms of one scope (e.g. a Weaviate collection prefix and tenant)."""
+    return hmac.new(master, b"engram-index|" + scope.encode("utf-8"), hashlib.sha256).digest()
+
+
+def blind_terms(key: bytes, terms: Iterable[str]) -> list[str]:
+    """Each search term as a keyed hash (80 bits, hex): one term, one token, so BM25 scores are unchanged,
+    but the index holds no word of the user (and cannot be tested against a guess without the key)."""
+    return [hmac.new(key, term.encode("utf-8"), hashlib.sha256).hexdigest()[:20] for term in terms]

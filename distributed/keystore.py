@@ -40,7 +40,6 @@ within that time. A key id still unknown after reading to the end is destroyed
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import os
 import threading
@@ -48,20 +47,19 @@ import time
 import uuid
 from collections.abc import Mapping
 from datetime import datetime, timezone
-from pathlib import Path
 
 import orjson
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Message, Producer, TopicPartition
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from engram.core.keystore import KEY_BYTES
+from engram.core.keystore import (  # noqa: F401 - re-exported: the distributed runtime's master key
+    KEY_BYTES, MASTER_KEY_ENV, MASTER_KEY_FILE_ENV, MasterKeyMissing, master_key,
+)
 
 from .kafka_retry import retrying
 from .topics import TopicSpec
 
-MASTER_KEY_ENV = "ENGRAM_MASTER_KEY"
-MASTER_KEY_FILE_ENV = "ENGRAM_MASTER_KEY_FILE"
 KEYS_TOPIC = "engram.keys"
 KEYS_TOPIC_CONFIGS: dict[str, str] = {
     "cleanup.policy": "compact", "retention.ms": "-1", "segment.ms": "60000",
@@ -69,10 +67,6 @@ KEYS_TOPIC_CONFIGS: dict[str, str] = {
     "delete.retention.ms": "60000", "file.delete.delay.ms": "1000",
 }
 """Configs of the keys topic: compacted, and compacted soon (see the module docstring)."""
-
-
-class MasterKeyMissing(RuntimeError):
-    """The distributed runtime needs a master key (key-encryption key) that is not in Kafka."""
 
 
 class KeyStoreUnavailable(RuntimeError):
@@ -85,36 +79,6 @@ def keys_topic(prefix: str) -> str:
 
 def keys_topic_spec(prefix: str) -> TopicSpec:
     return TopicSpec(keys_topic(prefix), 1, dict(KEYS_TOPIC_CONFIGS))
-
-
-def _parse_master(text: str, where: str) -> bytes:
-    text = text.strip()
-    for parse in (bytes.fromhex, base64.urlsafe_b64decode):
-        try:
-            raw = parse(text)
-        except (ValueError, binascii.Error):
-            continue
-        if len(raw) == KEY_BYTES:
-            return raw
-    raise MasterKeyMissing(f"{where} is not a 32-byte key (64 hex digits or urlsafe base64)")
-
-
-def master_key(env: Mapping[str, str] | None = None) -> bytes:
-    """The key-encryption key, from ENGRAM_MASTER_KEY or the file ENGRAM_MASTER_KEY_FILE names."""
-    env = os.environ if env is None else env
-    if env.get(MASTER_KEY_ENV, "").strip():
-        return _parse_master(env[MASTER_KEY_ENV], MASTER_KEY_ENV)
-    path = env.get(MASTER_KEY_FILE_ENV, "").strip()
-    if path:
-        try:
-            return _parse_master(Path(path).read_text(), f"{MASTER_KEY_FILE_ENV} ({path})")
-        except OSError as exc:
-            raise MasterKeyMissing(f"{MASTER_KEY_FILE_ENV}={path} cannot be read: {exc}") from exc
-    raise MasterKeyMissing(
-        f"the distributed runtime encrypts user text with data keys kept in Kafka, wrapped by a master key "
-        f"that must not be in Kafka: set {MASTER_KEY_ENV} (64 hex digits, e.g. `python -c \"import os; "
-        f"print(os.urandom(32).hex())\"`) or {MASTER_KEY_FILE_ENV}, the same on every process of the "
-        f"deployment; or run with ENGRAM_ENCRYPTION=off (no crypto-shredding)")
 
 
 def _aad(key_id: str, owner: str) -> bytes:
