@@ -126,6 +126,10 @@ class FieldCipher:
             aead = self._aead[key_id] = AESGCM(key)
         return aead
 
+    def needs_key(self, event_type: str) -> bool:
+        """True if events of this type carry user text (sealing them needs the owner's key)."""
+        return event_type in SEALED_FIELDS
+
     def seal(self, raw: dict[str, Any]) -> dict[str, Any]:
         """Move the text fields of `raw` (changed in place) into one ciphertext; return `raw`."""
         event_type = str(raw.get("type", ""))

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import orjson
@@ -41,6 +42,7 @@ import orjson
 from typing import TYPE_CHECKING
 
 from engram.core.crypto import FieldCipher
+from engram.core.keystore import owner_of
 from engram.runtime.erasure import encryption_enabled, erasure_record
 from engram.schemas import topics as t
 from engram.schemas.base import Event
@@ -69,12 +71,12 @@ def cipher_for(bootstrap: str, prefix: str) -> FieldCipher | None:
         return found
 
 
-def close_ciphers(bootstrap: str | None = None) -> None:
-    """Close the key stores of this process (of one broker, or all): their clients stop."""
+def close_ciphers(bootstrap: str | None = None, prefix: str | None = None) -> None:
+    """Close the key stores of this process (of one broker / namespace, or all): their clients stop."""
     with _LOCK:
-        for (where, prefix), cipher in list(_CIPHERS.items()):
-            if bootstrap is None or where == bootstrap:
-                del _CIPHERS[(where, prefix)]
+        for (where, space), cipher in list(_CIPHERS.items()):
+            if (bootstrap is None or where == bootstrap) and (prefix is None or space == prefix):
+                del _CIPHERS[(where, space)]
                 close = getattr(cipher.keys, "close", None)
                 if close is not None:
                     close()
@@ -93,6 +95,99 @@ def cipher_for_topic(bootstrap: str, kafka_topic: str) -> FieldCipher | None:
     """The cipher to decode the records of one Kafka topic with."""
     prefix = prefix_of(kafka_topic)
     return None if prefix is None else cipher_for(bootstrap, prefix)
+
+
+# -- the producer's gate ------------------------------------------------------------------------
+class KeyGate:
+    """Holds a producer's records of owners whose data key this process does not have yet.
+
+    Getting (or making) an owner's key is a broker round trip, and the chat path must not wait:
+    `offer` holds the event and a daemon thread fetches the key, then sends the owner's held
+    events in order (later events of that owner wait behind them). An event of an owner whose
+    key is known is sent at once. If the key cannot be had, the held events count as failed.
+    """
+
+    def __init__(self, cipher: FieldCipher, send: Callable[[Event], None],
+                 failed: Callable[[int, str], None]) -> None:
+        self.cipher, self._send, self._failed = cipher, send, failed
+        self._lock = threading.Condition()
+        self._held: dict[str, list[Event]] = {}
+        self._todo: list[str] = []
+        self._thread: threading.Thread | None = None
+
+    @property
+    def held(self) -> int:
+        with self._lock:
+            return sum(map(len, self._held.values()))
+
+    def offer(self, event: Event, room: int) -> bool:
+        """Send now (True) or hold (False; BufferError past `room` held events). `send` runs under the lock."""
+        owner = owner_of(event.tenant_id, event.user_id)
+        with self._lock:
+            known = getattr(self.cipher.keys, "known", None)
+            waiting = owner in self._held
+            if not waiting and (not self.cipher.needs_key(event.type) or known is None or known(owner)):
+                self._send(event)
+                return True
+            if sum(map(len, self._held.values())) >= room:
+                raise BufferError("producer queue full (records waiting for their owner's key)")
+            self._held.setdefault(owner, []).append(event)
+            if not waiting:
+                self._todo.append(owner)
+                self._start()
+                self._lock.notify_all()
+            return False
+
+    def _start(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._run, name="engram-key-gate", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if not self._todo:
+                    return
+                owner = self._todo.pop(0)
+            try:
+                self.cipher.keys.current(owner)
+                error = ""
+            except Exception as exc:  # noqa: BLE001 - the held records are counted as failed
+                error = f"no data key for {owner}: {exc}"[:300]
+            with self._lock:
+                events = self._held.pop(owner, [])
+                sent = 0
+                try:
+                    if not error:
+                        for event in events:
+                            self._send(event)
+                            sent += 1
+                except Exception as exc:  # noqa: BLE001
+                    error = f"records of {owner} not queued: {exc}"[:300]
+                if error and len(events) > sent:
+                    self._failed(len(events) - sent, error)
+                self._lock.notify_all()
+
+    def drain(self, timeout: float) -> bool:
+        """Wait until nothing is held (True) or the timeout passed (False)."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while self._held:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._lock.wait(left)
+            return True
+
+    def abandon(self, reason: str) -> int:
+        """Give up on every held record (counted failed); return how many."""
+        with self._lock:
+            count = sum(map(len, self._held.values()))
+            self._held.clear()
+            self._todo.clear()
+        if count:
+            self._failed(count, reason)
+        return count
 
 
 # -- states ----------------------------------------------------------------------------------

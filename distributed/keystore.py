@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import logging
 import os
 import threading
 import time
@@ -57,9 +58,10 @@ from engram.core.keystore import (  # noqa: F401 - re-exported: the distributed 
     KEY_BYTES, MASTER_KEY_ENV, MASTER_KEY_FILE_ENV, MasterKeyMissing, master_key,
 )
 
-from .kafka_retry import retrying
+from .kafka_retry import RetryPolicy, retrying
 from .topics import TopicSpec
 
+log = logging.getLogger("engram.distributed.keystore")
 KEYS_TOPIC = "engram.keys"
 KEYS_TOPIC_CONFIGS: dict[str, str] = {
     "cleanup.policy": "compact", "retention.ms": "-1", "segment.ms": "60000",
@@ -112,53 +114,58 @@ def fingerprint(kek: bytes) -> str:
 
 
 class KafkaKeyStore:
-    """KeyStore on a compacted Kafka topic (see the module docstring). Thread-safe."""
+    """KeyStore on a compacted Kafka topic (see the module docstring). Thread-safe.
+
+    Nothing touches the broker until the first use (the topic is created then, if `create`);
+    a daemon thread reads new key records every `refresh` seconds (tombstones of keys
+    destroyed elsewhere); `current` and `get` only go to the broker for what they have not seen.
+    """
 
     def __init__(self, bootstrap: str, prefix: str = "", *, kek: bytes | None = None, create: bool = True,
                  refresh: float = 1.0, timeout: float = 30.0,
                  topic_configs: Mapping[str, str] | None = None) -> None:
-        self.bootstrap, self.topic = bootstrap, keys_topic(prefix)
+        self.bootstrap, self.topic, self.prefix = bootstrap, keys_topic(prefix), prefix
         self.kek = kek if kek is not None else master_key()
         self.refresh, self.timeout = refresh, timeout
-        if create:
-            from .admin import ensure_topics
-
-            spec = keys_topic_spec(prefix)
-            ensure_topics(bootstrap, [TopicSpec(spec.name, 1, {**spec.configs, **dict(topic_configs or {})})])
+        self._create, self._topic_configs = create, dict(topic_configs or {})
         self._lock = threading.RLock()
         self._keys: dict[str, tuple[str, bytes]] = {}
         self._current: dict[str, tuple[str, bytes]] = {}
         self._gone: set[str] = set()
         self._position = 0
-        self._synced_at = float("-inf")
+        self._ready = False
         self._errors: list[KafkaError] = []
         self._consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"engram-keys-{uuid.uuid4().hex[:8]}",
                                    "enable.auto.commit": False, "auto.offset.reset": "earliest"})
-        self._consumer.assign([TopicPartition(self.topic, 0, OFFSET_BEGINNING)])
         self._producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",
                                    "linger.ms": 0})
+        self._stop = threading.Event()
+        self._refresher: threading.Thread | None = None
 
     # -- the port ------------------------------------------------------------------------
     def current(self, owner: str) -> tuple[str, bytes]:
-        with self._lock:
-            self._refresh_if_due()
-            live = self._current.get(owner)
-            if live is None:
-                self.sync()
-                live = self._current.get(owner) or self._create(owner)
+        live = self._current.get(owner)
+        if live is not None:
             return live
+        with self._lock:
+            self.sync()
+            return self._current.get(owner) or self._create_key(owner)
+
+    def known(self, owner: str) -> tuple[str, bytes] | None:
+        """The owner's live key if this process has it, without going to the broker."""
+        return self._current.get(owner)
 
     def get(self, key_id: str) -> bytes | None:
+        found = self._keys.get(key_id)
+        if found is not None:
+            return found[1]
+        if key_id in self._gone:
+            return None
         with self._lock:
-            self._refresh_if_due()
-            if key_id in self._gone:
-                return None
+            self.sync()
             found = self._keys.get(key_id)
             if found is None:
-                self.sync()
-                found = self._keys.get(key_id)
-                if found is None:
-                    self._gone.add(key_id)
+                self._gone.add(key_id)
             return found[1] if found else None
 
     def destroy(self, owner: str) -> int:
@@ -188,19 +195,44 @@ class KafkaKeyStore:
     def sync(self) -> None:
         """Apply every record up to the topic's end as of now."""
         with self._lock:
+            self._ensure()
+            policy = RetryPolicy(deadline=self.timeout)
             _, high = retrying(lambda: self._consumer.get_watermark_offsets(
-                TopicPartition(self.topic, 0), timeout=10.0), f"end of {self.topic}")
-            deadline = time.monotonic() + self.timeout
-            while self._position < high:
-                if time.monotonic() > deadline:
-                    raise KeyStoreUnavailable(f"could not read {self.topic} to offset {high} within {self.timeout}s")
-                for msg in self._consumer.consume(1000, timeout=0.2):
-                    self._apply(msg)
-            self._synced_at = time.monotonic()
+                TopicPartition(self.topic, 0), timeout=min(10.0, self.timeout)), f"end of {self.topic}", policy)
+            if self._position >= high:
+                return
+            self._consumer.assign([TopicPartition(self.topic, 0, self._position or OFFSET_BEGINNING)])
+            try:
+                deadline = time.monotonic() + self.timeout
+                while self._position < high:
+                    if time.monotonic() > deadline:
+                        raise KeyStoreUnavailable(
+                            f"could not read {self.topic} to offset {high} within {self.timeout}s")
+                    for msg in self._consumer.consume(1000, timeout=0.2):
+                        self._apply(msg)
+            finally:
+                self._consumer.unassign()  # no fetching between syncs
 
-    def _refresh_if_due(self) -> None:
-        if time.monotonic() - self._synced_at >= self.refresh:
-            self.sync()
+    def _ensure(self) -> None:
+        if self._ready:
+            return
+        if self._create:
+            from .admin import ensure_topics
+
+            spec = keys_topic_spec(self.prefix)
+            ensure_topics(self.bootstrap, [TopicSpec(spec.name, 1, {**spec.configs, **self._topic_configs})],
+                          timeout=self.timeout)
+        self._ready = True
+        if self.refresh > 0 and self._refresher is None:
+            self._refresher = threading.Thread(target=self._refresh_loop, name="engram-keys-refresh", daemon=True)
+            self._refresher.start()
+
+    def _refresh_loop(self) -> None:
+        while not self._stop.wait(self.refresh):
+            try:
+                self.sync()
+            except Exception:  # noqa: BLE001 - the next round tries again; misses sync on their own
+                log.debug("key store %s: refresh failed", self.topic, exc_info=True)
 
     def _apply(self, msg: Message) -> None:
         if msg.error() is not None:
@@ -228,7 +260,7 @@ class KafkaKeyStore:
                 self._current[found[0]] = others[-1]
 
     # -- writing ----------------------------------------------------------------------------
-    def _create(self, owner: str) -> tuple[str, bytes]:
+    def _create_key(self, owner: str) -> tuple[str, bytes]:
         key_id, key = os.urandom(12).hex(), os.urandom(KEY_BYTES)
         self._send(key_id, wrap(self.kek, key_id, owner, key))
         self._flush("creating a key")  # acknowledged before any ciphertext under it exists
@@ -250,6 +282,9 @@ class KafkaKeyStore:
             raise KeyStoreUnavailable(f"{what} in {self.topic}: {left} record(s) unacknowledged, errors {errors}")
 
     def close(self) -> None:
+        self._stop.set()
+        if self._refresher is not None:
+            self._refresher.join(timeout=self.timeout)
         with self._lock:
             self._producer.flush(min(5.0, self.timeout))
             self._consumer.close()

@@ -89,3 +89,14 @@ def test_the_prefix_of_a_topic_names_its_key_store() -> None:
     assert prefix_of("engram.memory-changes.g2") == ""
     assert prefix_of("a.engram.commands.g10") == "a."
     assert prefix_of("a.engram-processors-consolidate-state-changelog") is None
+
+
+def test_blind_terms_are_one_to_one_per_key_and_hold_no_word() -> None:
+    from engram.core.crypto import blind_terms, index_key
+
+    tenant_a, tenant_b = index_key(b"m" * 32, "weaviate||t1"), index_key(b"m" * 32, "weaviate||t2")
+    words = ["zorblax", "tea", "green", "tea"]
+    blind = blind_terms(tenant_a, words)
+    assert blind[1] == blind[3] and len(set(blind)) == 3  # same word, same token: BM25 counts are unchanged
+    assert not any(w in b for w in words for b in blind)
+    assert blind_terms(tenant_b, words) != blind and blind_terms(tenant_a, words) == blind

@@ -51,12 +51,30 @@ def test_two_processes_share_keys_and_a_destroy_by_one_reaches_the_other(kafka_b
     assert reader.current("acme/alice") == (key_id, key)  # the reader finds the live key, does not make its own
     bob = writer.current("acme/bob")
     assert reader.destroy("acme/alice") == 1
+    writer.sync()  # what its refresh thread does every `refresh` seconds
     assert writer.get(key_id) is None  # tombstone read by the other process
     assert writer.get(bob[0]) == bob[1] and reader.count() == 1
     again = writer.current("acme/alice")
     assert again[0] != key_id and reader.get(again[0]) == again[1]  # speaking again: a new key
     assert _store(kafka_bootstrap, prefix).get(key_id) is None  # a fresh process never sees the old key
     for store in (writer, reader):
+        store.close()
+
+
+def test_a_destroy_reaches_a_running_process_through_its_refresh(kafka_bootstrap: str, prefix: str) -> None:
+    import time
+
+    reader = KafkaKeyStore(kafka_bootstrap, prefix, kek=KEK, refresh=0.2)
+    writer = _store(kafka_bootstrap, prefix)
+    key_id, key = writer.current("acme/alice")
+    assert reader.get(key_id) == key
+    writer.destroy("acme/alice")
+    deadline = time.monotonic() + 30
+    while reader.get(key_id) is not None:  # bounded wait on the condition (the refresh thread's next round)
+        assert time.monotonic() < deadline, "the tombstone never reached the other process"
+        time.sleep(0.05)
+    assert reader.known("acme/alice") is None
+    for store in (reader, writer):
         store.close()
 
 
@@ -74,7 +92,9 @@ def test_records_hold_only_wrapped_keys_that_need_the_master_key(kafka_bootstrap
 
 
 def test_the_keys_topic_is_compacted_soon(kafka_bootstrap: str, prefix: str) -> None:
-    _store(kafka_bootstrap, prefix).close()
+    store = _store(kafka_bootstrap, prefix)
+    store.sync()  # the topic is made at the first use
+    store.close()
     resource = ConfigResource("topic", keys_topic(prefix))
     admin = admin_client(kafka_bootstrap)  # held: the futures fail once the client is collected
     found = admin.describe_configs([resource])[resource].result(timeout=30)
@@ -107,6 +127,7 @@ def test_sealed_events_open_in_another_process_until_the_owner_is_forgotten(kafk
     assert decode(data, worker) == turn
     other = encode(_turn("bob", "bob's note canary-77aa"), producer)
     assert producer.forget_owner("acme", "alice") == 1
+    worker.keys.sync()  # type: ignore[attr-defined]  # its refresh thread's next round
     gone = decode(data, worker)
     assert isinstance(gone, TurnRecorded) and gone.content == "" and gone.metadata == {"shredded": "true"}
     assert "canary-77aa" in decode(other, worker).content  # type: ignore[attr-defined]
