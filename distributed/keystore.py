@@ -208,7 +208,8 @@ class KafkaKeyStore:
                     if time.monotonic() > deadline:
                         raise KeyStoreUnavailable(
                             f"could not read {self.topic} to offset {high} within {self.timeout}s")
-                    for msg in self._consumer.consume(1000, timeout=0.2):
+                    # as many as are missing: `consume` returns once it has them, not at its timeout
+                    for msg in self._consumer.consume(max(1, min(1000, high - self._position)), timeout=0.2):
                         self._apply(msg)
             finally:
                 self._consumer.unassign()  # no fetching between syncs
