@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 
 from engram.core.crypto import FieldCipher
 from engram.core.keystore import owner_of
-from engram.runtime.erasure import encryption_enabled, erasure_record
+from engram.core.erasure import encryption_enabled, erasure_record
 from engram.schemas import topics as t
 from engram.schemas.base import Event
 from engram.schemas.events import ErasureRecorded, ForgetRequested, MemoryChanged

@@ -16,7 +16,6 @@ memory's terms until Weaviate compacts them) never holds a word of the user.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -25,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 
 from engram.core.crypto import blind_terms, index_key
+from engram.core.erasure import encryption_enabled
 from engram.core.keystore import master_key, master_key_configured
 from engram.core.text import terms
 from engram.schemas.events import SummarySnapshotted
@@ -49,7 +49,7 @@ READ_THREADS = 6
 def default_index_master() -> bytes | None:
     """The master key when one is configured and encryption is on (then every process of a deployment
     blinds the search terms the same way); None otherwise."""
-    if os.environ.get("ENGRAM_ENCRYPTION", "on").strip().lower() in {"off", "0", "false", "no"}:
+    if not encryption_enabled():
         return None
     return master_key() if master_key_configured() else None
 
