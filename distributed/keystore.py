@@ -28,13 +28,14 @@ read one store). Design, and why:
   `log.cleaner.backoff.ms`, 15 s by default) after the next key record;
   the README states this window.
 
-Readers: every process keeps the keys it has read in memory. A key id it has
-not seen makes it read the topic up to its current end (the creator waits for
-the broker's acknowledgement of a new key before any ciphertext under it is
-produced, so the key is there); at most once per `refresh` seconds it reads the
-new records anyway, so a key destroyed by another process stops decrypting here
-within that time. A key id still unknown after reading to the end is destroyed
-(or never existed) and is remembered as such.
+Readers: every process keeps the keys it has read in memory. Nothing touches the broker
+until the first use (the topic is created then). A key id a process has not seen makes it
+read the topic up to its current end (the creator waits for the broker's acknowledgement of
+a new key before any ciphertext under it is produced, so the key is there); a daemon thread
+reads new records every `refresh` seconds, so a key destroyed by another process stops
+decrypting here within that time. A key id still unknown after reading to the end is
+destroyed (or never existed) and is remembered as such. The producer SDK never waits for a
+key on the chat path (`engram.distributed.erasure.KeyGate`).
 """
 
 from __future__ import annotations
