@@ -123,7 +123,7 @@ class KafkaKeyStore:
     """
 
     def __init__(self, bootstrap: str, prefix: str = "", *, kek: bytes | None = None, create: bool = True,
-                 refresh: float = 1.0, timeout: float = 30.0,
+                 refresh: float = 1.0, timeout: float = 120.0,
                  topic_configs: Mapping[str, str] | None = None) -> None:
         self.bootstrap, self.topic, self.prefix = bootstrap, keys_topic(prefix), prefix
         self.kek = kek if kek is not None else master_key()
@@ -286,7 +286,7 @@ class KafkaKeyStore:
     def close(self) -> None:
         self._stop.set()
         if self._refresher is not None:
-            self._refresher.join(timeout=self.timeout)
+            self._refresher.join(timeout=min(5.0, self.timeout))
         with self._lock:
             self._producer.flush(min(5.0, self.timeout))
             self._consumer.close()
