@@ -75,8 +75,16 @@ class RecallQuery(UserScope):
 
 
 class RecalledMemory(_Response):
+    """One recalled item. Its id is `memory_id` for a memory or persona, `card_id` for a global card,
+    `summary_id` for a summary, and `item_id` whatever the kind."""
+
     kind: Literal["global", "persona", "memory", "summary"]
-    id: str
+    item_id: str = Field(description="the id of the memory, card or summary (see `kind`)")
+    memory_id: str | None = Field(default=None, description="set for kind memory and persona")
+    card_id: str | None = Field(default=None, description="set for kind global")
+    summary_id: str | None = Field(default=None, description="set for kind summary")
+    id: str = Field(description="deprecated: the same as item_id (the first release's name)",
+                    json_schema_extra={"deprecated": True})
     text: str
     score: float
     tokens: int
@@ -241,7 +249,17 @@ class CardCreate(CardFields, UserScope):
     card_id: Identifier | None = Field(default=None, description="chosen by the server when omitted")
 
 
-class CardUpdate(UserScope):
+class CardVersion(UserScope):
+    """A change of one card, optionally checked against the version it was computed on."""
+
+    expected_version: int | None = Field(
+        default=None, ge=1,
+        description="the card version this change was computed on; if the card is at another version the "
+                    "change is refused with 409 version_conflict. Omitted: the change is applied to the "
+                    "current version (read again and retried when another change wins).")
+
+
+class CardUpdate(CardVersion):
     """Only the fields given change."""
 
     name: str | None = Field(default=None, max_length=200)
@@ -255,7 +273,7 @@ class CardUpdate(UserScope):
     folder: str | None = Field(default=None, max_length=200)
 
 
-class CardAgents(UserScope):
+class CardAgents(CardVersion):
     agent_ids: list[Identifier] = Field(min_length=1, max_length=200)
 
 

@@ -20,7 +20,7 @@ from .cards import CardService
 from .guard import ARRIVED
 from .errors import Forbidden, NotFound, TooLarge
 from .models import (
-    CardAgents, CardCreate, CardUpdate, ControlResult, CorrectionBody, FeedbackRequest, FeedbackResult,
+    CardAgents, CardCreate, CardUpdate, CardVersion, ControlResult, CorrectionBody, FeedbackRequest, FeedbackResult,
     ForgetBody, HealthInfo, IngestResult, LineageStep, MetricsInfo, RecallQuery, RecallResponse, SearchQuery,
     SearchResponse, TurnBatch, UserScope,
 )
@@ -202,25 +202,28 @@ def update_card(card_id: ItemId, body: CardUpdate, who: Who, cards: Cards) -> Gl
 
 
 @card_routes.post("/{card_id}/enable", response_model=GlobalCard)
-def enable_card(card_id: ItemId, body: UserScope, who: Who, cards: Cards) -> GlobalCard:
-    return cards.set_enabled(who, body.tenant, body.user, card_id, True)
+def enable_card(card_id: ItemId, body: CardVersion, who: Who, cards: Cards) -> GlobalCard:
+    return cards.set_enabled(who, body.tenant, body.user, card_id, True, body.expected_version)
 
 
 @card_routes.post("/{card_id}/disable", response_model=GlobalCard)
-def disable_card(card_id: ItemId, body: UserScope, who: Who, cards: Cards) -> GlobalCard:
-    return cards.set_enabled(who, body.tenant, body.user, card_id, False)
+def disable_card(card_id: ItemId, body: CardVersion, who: Who, cards: Cards) -> GlobalCard:
+    return cards.set_enabled(who, body.tenant, body.user, card_id, False, body.expected_version)
 
 
 @card_routes.post("/{card_id}/bind", response_model=GlobalCard, summary="Bind agents to the card")
 def bind_card(card_id: ItemId, body: CardAgents, who: Who, cards: Cards) -> GlobalCard:
-    return cards.bind(who, body.tenant, body.user, card_id, body.agent_ids)
+    return cards.bind(who, body.tenant, body.user, card_id, body.agent_ids, body.expected_version)
 
 
 @card_routes.post("/{card_id}/unbind", response_model=GlobalCard, summary="Unbind agents from the card")
 def unbind_card(card_id: ItemId, body: CardAgents, who: Who, cards: Cards) -> GlobalCard:
-    return cards.unbind(who, body.tenant, body.user, card_id, body.agent_ids)
+    return cards.unbind(who, body.tenant, body.user, card_id, body.agent_ids, body.expected_version)
 
 
 @card_routes.delete("/{card_id}", response_model=GlobalCard, summary="Delete a card (logically)")
-def delete_card(card_id: ItemId, tenant: Tenant, user: User, who: Who, cards: Cards) -> GlobalCard:
-    return cards.delete(who, tenant, user, card_id)
+def delete_card(card_id: ItemId, tenant: Tenant, user: User, who: Who, cards: Cards,
+                expected_version: Annotated[int | None, Query(ge=1, description=(
+                    "the card version the delete was decided on; another current version is a 409 "
+                    "version_conflict"))] = None) -> GlobalCard:
+    return cards.delete(who, tenant, user, card_id, expected_version)

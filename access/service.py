@@ -285,7 +285,11 @@ def control_result(changes: list[MemoryChanged]) -> ControlResult:
 
 def recall_response(result: RecallResult, system_prompt: str = "") -> RecallResponse:
     items = [
-        RecalledMemory(kind=i.kind, id=i.item_id, text=i.text, score=round(i.score, 6), tokens=i.tokens,
+        RecalledMemory(kind=i.kind, item_id=i.item_id, id=i.item_id,
+                       memory_id=i.item_id if i.kind in ("memory", "persona") else None,
+                       card_id=i.item_id if i.kind == "global" else None,
+                       summary_id=i.item_id if i.kind == "summary" else None,
+                       text=i.text, score=round(i.score, 6), tokens=i.tokens,
                        source_message_ids=list(i.source_message_ids), conflict=i.conflict_note or None,
                        details={k: v for k, v in i.details.items()})
         for i in result.items

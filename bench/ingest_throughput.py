@@ -61,10 +61,11 @@ def run_once(turns: int, seed: int, users: int | None = None, profile: cProfile.
         try:
             if profile is not None:
                 profile.enable()
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             report = runtime.ingest(batch)
             events = runtime.log.count()
             elapsed = time.perf_counter() - start
+            cpu = time.process_time() - cpu_start
             if profile is not None:
                 profile.disable()
             memories = _active_memories(runtime, batch)
@@ -93,6 +94,9 @@ def run_once(turns: int, seed: int, users: int | None = None, profile: cProfile.
         "data_keys": keys,
         "keys_db_bytes": keys_bytes,
         "turns_per_s": round(report.received / elapsed, 1),
+        "cpu_seconds": round(cpu, 4),
+        "turns_per_cpu_s": round(report.received / cpu, 1) if cpu > 0 else None,
+        "loadavg": _loadavg(),
         "processed_turns": processed,
         "complete": processed == report.appended,
         "batch_size": batch_size or "default",
@@ -106,6 +110,14 @@ def run_once(turns: int, seed: int, users: int | None = None, profile: cProfile.
         "event_types": types,
         "traffic": shape,
     }
+
+
+def _loadavg() -> str:
+    """/proc/loadavg's 1, 5 and 15 minute averages when the run ended (the machine is shared)."""
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return ""
 
 
 def _event_types(runtime: Any, report: Any) -> dict[str, int]:
@@ -161,6 +173,8 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "sessions": runs[0]["sessions"],
         "median_seconds": round(median([r["seconds"] for r in runs]), 4),
         "median_turns_per_s": round(tps, 1),
+        "median_turns_per_cpu_s": round(median([r.get("turns_per_cpu_s") or 0.0 for r in runs]), 1),
+        "loadavg": [r.get("loadavg", "") for r in runs],
         "min_turns_per_s": min(r["turns_per_s"] for r in runs),
         "max_turns_per_s": max(r["turns_per_s"] for r in runs),
         "median_events_per_s": round(median([r["events_per_s"] for r in runs]), 1),
@@ -178,7 +192,7 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def write_profile(profile: cProfile.Profile, path: Path, top: int = 25) -> str:
+def write_profile(profile: cProfile.Profile, path: Path, top: int = 30) -> str:
     """Top `top` functions by cumulative and by own time, as text; returns the text."""
     out = io.StringIO()
     for key in ("cumulative", "tottime"):
@@ -233,12 +247,14 @@ def main(argv: list[str] | None = None) -> int:
         summary["encryption_overhead"] = encryption_overhead(runs, plain)
     emit(summary)
 
-    rows = [[r["repetition"], r["turns"], r["seconds"], r["turns_per_s"], r["events_written"],
-             r["events_per_s"], r["peak_rss_mib"]] for r in runs]
+    rows = [[r["repetition"], r["turns"], r["seconds"], r["turns_per_s"], r["turns_per_cpu_s"], r["events_written"],
+             r["events_per_s"], r["peak_rss_mib"], r["loadavg"]] for r in runs]
     rows.append(["median", summary["turns"], summary["median_seconds"], summary["median_turns_per_s"],
-                 summary["events_written"], summary["median_events_per_s"], summary["max_peak_rss_mib"]])
+                 summary["median_turns_per_cpu_s"], summary["events_written"], summary["median_events_per_s"],
+                 summary["max_peak_rss_mib"], ""])
     print()
-    print(table(["run", "turns", "seconds", "turns/s", "events", "events/s", "peak RSS MiB"], rows))
+    print(table(["run", "turns", "seconds", "turns/s", "turns/CPU-s", "events", "events/s", "peak RSS MiB",
+                 "loadavg"], rows))
     m = summary["machine"]
     print(f"\nmachine: {m['cores']} cores, {m['memory_gib']} GiB, {m['cpu_model']}, Python {m['python']}")
     print(f"users {summary['users']}, sessions {summary['sessions']}, active memories {summary['active_memories']}; "

@@ -12,6 +12,8 @@ from bench.common import median, table
 
 TARGET_SIZE = 10_000
 TARGETS_P95_MS = {"embedded": 5.0, "weaviate": 25.0}
+MODEL_EMBEDDER_TARGET_P95_MS = 15.0
+"""Issue 12: with a model embedder (USE) the embedded p95 target is 15 ms, query embedding included."""
 
 
 @dataclass
@@ -55,7 +57,7 @@ def _medians(per_repeat: list[dict[str, float]]) -> dict[str, float]:
 
 
 def result_records(names: list[str], groups: list[Group], series: dict[tuple[str, int], Series],
-                   machine: dict[str, Any]) -> list[dict[str, Any]]:
+                   machine: dict[str, Any], model_embedder: bool = False) -> list[dict[str, Any]]:
     out = []
     for group in groups:
         for name in names:
@@ -73,8 +75,11 @@ def result_records(names: list[str], groups: list[Group], series: dict[tuple[str
                 "deadline_exceeded": s.exceeded,
             }
             target_ms = TARGETS_P95_MS.get(name) if group.size == TARGET_SIZE else None
+            if target_ms is not None and name == "embedded" and model_embedder:
+                target_ms = MODEL_EMBEDDER_TARGET_P95_MS
             rec["target_p95_ms"] = target_ms
             rec["meets_target"] = None if target_ms is None else rec["p95_ms"] <= target_ms
+            rec["meets_target_on_cpu"] = None if target_ms is None else rec["cpu_p95_ms"] <= target_ms
             rec["machine"] = {k: machine[k] for k in ("cores", "memory_gib", "cpu_model")}
             out.append(rec)
     return out

@@ -21,7 +21,7 @@ from engram.access.models import ControlResult, ForgetBody
 from engram.access.service import AccessService
 from engram.memory import resolve_id
 from engram.recall.service import RecallRequest
-from engram.runtime_port import open_runtime
+from engram.runtime_port import MemoryRuntime, open_runtime
 
 from . import render
 
@@ -42,6 +42,13 @@ def opened(ctx: click.Context, writes: bool = False) -> Iterator[AccessService]:
     A command that `writes` (correct, pin, forget) takes the data folder's serving lock, so it
     is refused while `engram serve`/`engram mcp` holds the folder (whose caches it would outdate).
     """
+    with runtime_for(ctx, writes) as backend:
+        yield AccessService(backend)
+
+
+@contextmanager
+def runtime_for(ctx: click.Context, writes: bool = False) -> Iterator[MemoryRuntime]:
+    """The runtime port ENGRAM_RUNTIME names, for one command (`writes`: see `opened`); errors in one line."""
     try:
         backend = open_runtime(ctx.obj["data"], serving=writes)
     except AccessError as error:
@@ -49,7 +56,7 @@ def opened(ctx: click.Context, writes: bool = False) -> Iterator[AccessService]:
             raise click.UsageError(error.message) from None
         raise click.ClickException(error.message) from None
     try:
-        yield AccessService(backend)
+        yield backend
     except AccessError as error:
         raise click.ClickException(error.message) from None
     finally:

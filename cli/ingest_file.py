@@ -20,7 +20,7 @@ from typing import IO, Any
 import orjson
 from pydantic import ValidationError
 
-from engram.runtime.engine import EmbeddedRuntime, IngestReport
+from engram.runtime_port import IngestReport, MemoryRuntime
 from engram.schemas.inputs import TurnInput
 
 from .render import progress
@@ -111,8 +111,8 @@ class Tick:
         self.bar.update(n)  # type: ignore[attr-defined]
 
 
-def ingest_file(runtime: EmbeddedRuntime | Any, path: str, show_progress: bool, **options: Any) -> FileIngestResult:
-    """Stream the file's valid turns into `runtime.ingest` (`options`: e.g. `wait` on the distributed runtime)."""
+def ingest_file(runtime: MemoryRuntime | Any, path: str, show_progress: bool, **options: Any) -> FileIngestResult:
+    """Stream the file's valid turns into the runtime port's `ingest` (`options`: e.g. `wait`)."""
     if path == "-":
         with progress(None, "reading", show_progress, unit="B") as bar:
             return _ingest(runtime, _Reader(sys.stdin.buffer, Tick(bar)), options)
@@ -120,5 +120,5 @@ def ingest_file(runtime: EmbeddedRuntime | Any, path: str, show_progress: bool, 
         return _ingest(runtime, _Reader(stream, Tick(bar)), options)
 
 
-def _ingest(runtime: EmbeddedRuntime | Any, reader: _Reader, options: dict[str, Any]) -> FileIngestResult:
+def _ingest(runtime: MemoryRuntime | Any, reader: _Reader, options: dict[str, Any]) -> FileIngestResult:
     return reader.result(runtime.ingest(iter(reader), **options))

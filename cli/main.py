@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -20,25 +20,13 @@ from engram.runtime.choice import runtime_kind
 from engram.runtime.engine import EmbeddedRuntime
 
 from . import render
-from .controls import register as register_controls
+from .controls import register as register_controls, runtime_for
 from .govern import register as register_govern
 from .ingest_file import ingest_file
 from .serve import register as register_serve
 from .sql import register as register_sql, replay_clickhouse
 
 DEFAULT_DATA = Path.home() / ".engram"
-
-
-def _runtime(ctx: click.Context) -> Any:
-    """The runtime ENGRAM_RUNTIME names: EmbeddedRuntime, or DistributedRuntime (same methods the CLI uses)."""
-    if _kind() == "embedded":
-        return EmbeddedRuntime(ctx.obj["data"])
-    try:
-        from engram.distributed.facade import DistributedRuntime, Endpoints
-    except ImportError as exc:
-        raise click.ClickException(f"ENGRAM_RUNTIME=distributed needs the kafka, weaviate and clickhouse extras: "
-                                   f"pip install 'engram[kafka,weaviate,clickhouse]' ({exc})")
-    return DistributedRuntime(Endpoints.from_env(ctx.obj["data"]))
 
 
 def _kind() -> str:
@@ -67,10 +55,9 @@ def cli(ctx: click.Context, data: Path) -> None:
 @click.pass_context
 def ingest(ctx: click.Context, file: str, wait: bool) -> None:
     """Ingest a JSONL file of turns (one per line; '-' for stdin)."""
-    options = {"wait": wait} if _kind() == "distributed" else {}
-    with _runtime(ctx) as runtime:
+    with runtime_for(ctx, writes=True) as runtime:
         try:
-            result = ingest_file(runtime, file, show_progress=sys.stderr.isatty(), **options)
+            result = ingest_file(runtime, file, show_progress=sys.stderr.isatty(), wait=wait)
         except TimeoutError as exc:
             raise click.ClickException(str(exc)) from exc
     for error in result.errors:
@@ -92,8 +79,10 @@ def replay(ctx: click.Context, projection: str, on_kafka: bool = False) -> None:
     """Drop a projection and rebuild it from the log."""
     if on_kafka:
         return _worker.replay_on_kafka()
-    if _kind() == "distributed":
+    if _kind() == "distributed" and projection in ("clickhouse", "all"):
         return _worker.replay_projections(projection)
+    if _kind() == "distributed":
+        projection = "current"  # Weaviate is the distributed runtime's current-memory projection
     if projection in ("clickhouse", "all"):
         replay_clickhouse(ctx.obj["data"])
     if projection in ("weaviate", "all") and os.environ.get("ENGRAM_WEAVIATE_URL"):
@@ -102,12 +91,18 @@ def replay(ctx: click.Context, projection: str, on_kafka: bool = False) -> None:
         raise click.ClickException("set ENGRAM_WEAVIATE_URL (and ENGRAM_WEAVIATE_GRPC_PORT) to rebuild Weaviate")
     if projection in ("clickhouse", "weaviate"):
         return
-    with _runtime(ctx) as runtime:
-        before = runtime.store.state_hash()
-        total = runtime.log.count()
-        with render.progress(total, "replaying", sys.stderr.isatty()) as bar:
-            after = runtime.replay(progress=bar.update)
-    click.echo(f"replayed {total} events\nstate hash before: {before}\nstate hash after:  {after}")
+    with runtime_for(ctx, writes=True) as runtime:
+        before = runtime.read(lambda store: store.state_hash())
+        counted = Counter[str]()
+
+        with render.progress(None, "replaying", sys.stderr.isatty()) as bar:
+            def tick(n: int) -> None:
+                counted["events"] += n
+                bar.update(n)
+
+            after = runtime.replay(progress=tick)
+    what = "events" if runtime.name == "embedded" else "Kafka records"
+    click.echo(f"replayed {counted['events']} {what}\nstate hash before: {before}\nstate hash after:  {after}")
     click.echo("identical" if before == after else "changed (the projection had drifted from the log)")
 
 

@@ -52,9 +52,13 @@ def _not_taken(result: "FileIngestResult") -> str:
     return ", ".join(parts)
 
 
+ITEM_ID_NAMES = {"memory": "memory_id", "persona": "memory_id", "global": "card_id", "summary": "summary_id"}
+"""A recalled item's id under its long name, by kind (as in the HTTP API's recall items)."""
+
+
 def memory_dict(record: MemoryRecord) -> dict[str, Any]:
     return {
-        "id": record.memory_id, "type": record.type.value, "slot": record.slot, "layer": record.layer,
+        "memory_id": record.memory_id, "type": record.type.value, "slot": record.slot, "layer": record.layer,
         "content": record.content, "confidence": record.confidence, "importance": record.importance,
         "source_count": record.source_count, "status": record.status, "pinned": record.pinned,
         "topic": record.topic, "negated": record.negated, "conflict_with": list(record.conflict_with),
@@ -80,7 +84,7 @@ def recall_dict(result: "RecallResult") -> dict[str, Any]:
         "context": result.memory_section,
         "sections": {
             kind: [
-                {"id": i.item_id, "text": i.text, "score": round(i.score, 4), "tokens": i.tokens,
+                {"item_id": i.item_id, ITEM_ID_NAMES[i.kind]: i.item_id, "kind": i.kind, "text": i.text, "score": round(i.score, 4), "tokens": i.tokens,
                  "source_message_ids": list(i.source_message_ids), "conflict": i.conflict_note or None,
                  **i.details}
                 for i in result.items if i.kind in kinds

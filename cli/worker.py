@@ -16,7 +16,7 @@ from .main import cli
 if TYPE_CHECKING:
     from engram.distributed.rebuild import RebuildReport
 
-ROLE_CHOICES = ("all", "processors", "projectors", "extract", "consolidate", "summarize")
+ROLE_CHOICES = ("all", "processors", "projectors", "extract", "consolidate", "summarize", "cards")
 
 
 @cli.command()

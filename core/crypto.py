@@ -20,6 +20,7 @@ logs written before encryption (or with it off) still decode.
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import hmac
 import os
@@ -39,6 +40,7 @@ SHREDDED_TEXT = "[forgotten]"
 SHREDDED_MARK = "shredded"
 
 _RECORD = ("content", "topic", "entities", "keywords")
+_CARD = ("name", "profile", "long_term_goal", "preferences", "extra_notes", "tags", "folder")
 SEALED_FIELDS: dict[str, tuple[str, ...]] = {
     "TurnRecorded": ("content", "metadata"),
     "MemoryProposed": tuple(f"candidate.{f}" for f in _RECORD),
@@ -51,8 +53,8 @@ SEALED_FIELDS: dict[str, tuple[str, ...]] = {
     "DeadLettered": ("raw", "reason"),
     "GuardFired": ("detail",),
     "LLMCallRecorded": ("error",),
-    "GlobalCardSaved": tuple(f"card.{f}" for f in ("name", "profile", "long_term_goal", "preferences",
-                                                   "extra_notes", "tags", "folder")),
+    "GlobalCardSaved": tuple(f"card.{f}" for f in _CARD),
+    "GlobalCardRequested": (*(f"card.{f}" for f in _CARD), *(f"base.{f}" for f in _CARD)),
 }
 """Event type -> dotted paths of the fields that carry user text."""
 
@@ -77,6 +79,22 @@ def _placeholder(event_type: str, path: str, value: Any) -> Any:
 
 
 _EMPTY: tuple[Any, ...] = (None, "", [], {})
+
+_Plan = tuple[tuple[str, tuple[str, ...], str, Any], ...]
+_PLANS: dict[str, tuple[tuple[str, ...], _Plan]] = {}
+"""`SEALED_FIELDS` of a type split once: (path, parent names, leaf, placeholder override or None) per field."""
+
+
+def _plan(event_type: str) -> _Plan:
+    paths = SEALED_FIELDS.get(event_type)
+    if not paths:
+        return ()
+    found = _PLANS.get(event_type)
+    if found is None or found[0] is not paths:  # built on first use, rebuilt if the table was changed
+        plan = tuple((path, tuple(path.split(".")[:-1]), path.rsplit(".", 1)[-1],
+                      _PLACEHOLDER_OVERRIDES.get((event_type, path))) for path in paths)
+        found = _PLANS[event_type] = (paths, plan)
+    return found[1]
 
 
 class _Nonces:
@@ -109,7 +127,7 @@ def _parent(raw: dict[str, Any], path: str) -> tuple[dict[str, Any] | None, str]
 
 
 def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+    return binascii.b2a_base64(data, newline=False).decode("ascii")
 
 
 class FieldCipher:
@@ -130,22 +148,40 @@ class FieldCipher:
         """True if events of this type carry user text (sealing them needs the owner's key)."""
         return event_type in SEALED_FIELDS
 
+    def prepare(self, owners: Iterable[tuple[str, str]]) -> None:
+        """Have the keys of these (tenant, user) owners ready: new ones made in one key-store transaction."""
+        prepare = getattr(self.keys, "prepare", None)
+        names = [owner_of(t, u) for t, u in owners]
+        if prepare is not None:
+            prepare(names)
+        else:
+            for name in names:
+                self.keys.current(name)
+
     def seal(self, raw: dict[str, Any]) -> dict[str, Any]:
         """Move the text fields of `raw` (changed in place) into one ciphertext; return `raw`."""
         event_type = str(raw.get("type", ""))
-        paths = SEALED_FIELDS.get(event_type)
-        if not paths or SEALED in raw:
+        plan = _plan(event_type)
+        if not plan or SEALED in raw:
             return raw
         secret: dict[str, Any] = {}
-        for path in paths:
-            parent, leaf = _parent(raw, path)
-            if parent is None or leaf not in parent:
+        for path, parents, leaf, override in plan:
+            node: Any = raw
+            for name in parents:
+                node = node.get(name) if isinstance(node, dict) else None
+                if node is None:
+                    break
+            if not isinstance(node, dict) or leaf not in node:
                 continue
-            value = parent[leaf]
+            value = node[leaf]
             if value in _EMPTY:
                 continue
             secret[path] = value
-            parent[leaf] = _placeholder(event_type, path, value)
+            if override is not None:
+                node[leaf] = override
+            else:  # _placeholder without the override: "" / [] / {} for text, lists and maps
+                kind = type(value)
+                node[leaf] = kind() if kind is str or kind is list or kind is dict else value
         if not secret:
             return raw
         key_id, key = self.keys.current(owner_of(str(raw["tenant_id"]), str(raw["user_id"])))

@@ -12,6 +12,7 @@ recorded with the projection and a change re-embeds by replay
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 import zlib
 from collections.abc import Mapping
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
-from .text import EN_STOPWORDS, _stem, is_cjk_char
+from .text import _CJK_CLASS, EN_STOPWORDS, _stem
 
 if TYPE_CHECKING:
     from .config import EngramConfig
@@ -76,24 +77,22 @@ class HashingEmbedder:
         return vector
 
 
+_FEATURE_RUNS = re.compile(f"([{_CJK_CLASS}]+)|((?:(?![{_CJK_CLASS}])[^\\W_])+)")
+"""Runs of CJK characters, or of other letters and digits (`[^\\W_]` is exactly `str.isalnum`)."""
+
+
 def _features(text: str) -> list[tuple[str, float]]:
+    """Features in text order: each CJK character (0.5) and bigram (1.0) of a run; each word's stem and trigrams."""
     folded = unicodedata.normalize("NFKC", text).lower()
     out: list[tuple[str, float]] = []
-    word: list[str] = []
-    cjk_prev = ""
-    for ch in folded + " ":
-        if is_cjk_char(ch):
-            _flush_word(word, out)
-            out.append((ch, 0.5))
-            if cjk_prev:
-                out.append((cjk_prev + ch, 1.0))
-            cjk_prev = ch
-        elif ch.isalnum():
-            cjk_prev = ""
-            word.append(ch)
+    for cjk, word in _FEATURE_RUNS.findall(folded):
+        if cjk:
+            out.append((cjk[0], 0.5))
+            for i in range(1, len(cjk)):
+                out.append((cjk[i], 0.5))
+                out.append((cjk[i - 1 : i + 1], 1.0))
         else:
-            cjk_prev = ""
-            _flush_word(word, out)
+            _flush_word([word], out)
     return out
 
 

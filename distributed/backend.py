@@ -7,20 +7,20 @@ the memory-changes topic (from the offsets it noted before producing). Reads
 go to Weaviate, lineage to ClickHouse. The adapter keeps no memory state of its
 own, so several server processes can serve one deployment behind a balancer.
 
-Known limits: `exclusive` (card read-modify-write) is a lock inside this
-process only, and `event` finds only the events this process produced (recall
-observations, feedback): feedback on a recall served by another process is
-refused as unknown.
+Every write waits on the process's one `SharedWaiter` (one thread, a few
+consumers, waits keyed by the ids produced), which also lists what the write
+caused: the memory changes of an ingest or a command, the decision of a card
+command (`decide`: the cards processor decides, with a version check). `event`
+finds recall observations of any process in ClickHouse. `exclusive` is a lock
+of this process only, and nothing needs it.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
-import uuid
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
@@ -28,29 +28,27 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from confluent_kafka import Consumer, TopicPartition
-
 from engram.access.errors import BadRequest
 from engram.core.config import EngramConfig
-from engram.core.crypto import FieldCipher
 from engram.core.embedding import Embedder
 from engram.core.ports import Progress
 from engram.projections.ports import MemoryStore
 from engram.recall.service import RecallRequest, RecallResult, RecallService
-from engram.runtime_port import GovernReport, IngestReport, with_deadline
+from engram.runtime_port import CommandFailed, GovernReport, IngestReport, decision_of, with_deadline
 from engram.schemas import topics as t
 from engram.schemas.base import Event
-from engram.schemas.codec import EventDecodeError, decode
-from engram.schemas.events import ForgetRequested, MemoryChanged
+from engram.schemas.events import DeadLettered, ForgetRequested, MemoryChanged
 from engram.schemas.inputs import TurnInput
 
-from .erasure import DistributedEraser, cipher_for, forgets
+from .applied import NotApplied, SharedWaiter
+from .erasure import DistributedEraser, forgets
 from .facade import DistributedRuntime, Endpoints
 from .readback import high_watermarks
 
 log = logging.getLogger("engram.distributed")
 T = TypeVar("T")
-Marks = dict[tuple[str, int], int]
+EVENT_WAIT = 10.0
+"""Seconds an unknown event id waits for the projectors to catch up with the recalls topic."""
 
 
 class DistributedBackend:
@@ -72,28 +70,34 @@ class DistributedBackend:
     def from_env(cls, data: Path | str, env: Mapping[str, str] | None = None) -> DistributedBackend:
         return cls(DistributedRuntime(Endpoints.from_env(data, env)))
 
-    @property
-    def _changes_topic(self) -> str:
-        return self.runtime.endpoints.namespace.topic(t.MEMORY_CHANGES)
-
     def _count(self, name: str, value: int = 1) -> None:
         with self._counts_lock:
             self._counts[name] += value
 
+    @property
+    def applied(self) -> SharedWaiter:
+        """The process's one applied-waiter (opened on first write)."""
+        with self._counts_lock:
+            if self.runtime.applied is None:
+                e = self.runtime.endpoints
+                self.runtime.applied = SharedWaiter(e.bootstrap, e.namespace)
+            return self.runtime.applied
+
     # -- writes --------------------------------------------------------------------
-    def ingest(self, turns: Sequence[TurnInput]) -> IngestReport:
-        users = {(turn.tenant, turn.user) for turn in turns}
-        before = self._marks()
-        report = self.runtime.ingest(turns, wait=True)
-        report.changes = [c for c in self._changes_since(before) if (c.tenant_id, c.user_id) in users]
+    def ingest(self, turns: Iterable[TurnInput], *, wait: bool = True) -> IngestReport:
+        if wait:
+            self.applied  # noqa: B018 - opened first: the shared waiter lists the changes the turns caused
+        report = self.runtime.ingest(turns, wait=wait)
         report.events.update(c.type for c in report.changes)
         return report
 
     def submit(self, events: Sequence[Event]) -> list[MemoryChanged]:
+        caused = self._apply(events)
+        failed = [e for e in caused if isinstance(e, DeadLettered)]
+        if failed:
+            raise CommandFailed(f"the command could not be applied: {failed[0].reason}")
         ids = {e.event_id for e in events}
-        before = self._marks()
-        self.runtime.append(events, wait=True)
-        changes = [c for c in self._changes_since(before) if ids.intersection(c.causation_ids)]
+        changes = [c for c in caused if isinstance(c, MemoryChanged) and ids.intersection(c.causation_ids)]
         self._erase(forgets(events), changes)
         return changes
 
@@ -106,8 +110,17 @@ class DistributedBackend:
             return
         eraser = DistributedEraser(self.runtime.producer.cipher)
         records = [eraser.complete(request, changes) for request in requests]
-        self.runtime.append(records, wait=True)
+        self._apply(records)
         self._count("erasures", len(records))
+
+    def decide(self, command: Event) -> Event:
+        return decision_of(command, [e for e in self._apply([command]) if command.event_id in e.causation_ids])
+
+    def _apply(self, events: Sequence[Event]) -> list[Event]:
+        """Produce, then wait (on the shared waiter) until applied; the events they caused."""
+        waiter = self.applied
+        marks, _ = self.runtime.produce(events)
+        return waiter.wait(marks, [e.event_id for e in events], self.runtime.wait_timeout)[1]
 
     def record(self, events: Sequence[Event]) -> None:
         self.runtime.append(events, wait=False)
@@ -119,16 +132,6 @@ class DistributedBackend:
             self._served[event.event_id] = event
             while len(self._served) > 10_000:
                 self._served.popitem(last=False)
-
-    def _marks(self) -> Marks:
-        return high_watermarks(self.runtime.endpoints.bootstrap, [self._changes_topic])
-
-    def _changes_since(self, before: Marks) -> list[MemoryChanged]:
-        after = self._marks()
-        ranges = {tp: (before.get(tp, 0), end) for tp, end in after.items() if end > before.get(tp, 0)}
-        e = self.runtime.endpoints
-        cipher = cipher_for(e.bootstrap, e.namespace.prefix)
-        return [e for e in read_ranges(e.bootstrap, ranges, cipher=cipher) if isinstance(e, MemoryChanged)]
 
     # -- recall ----------------------------------------------------------------------
     def recall(self, request: RecallRequest, deadline_ms: float) -> RecallResult | None:
@@ -153,8 +156,24 @@ class DistributedBackend:
         return query(self.runtime.store)  # type: ignore[arg-type]
 
     def event(self, event_id: str) -> Event | None:
+        """An event this process produced, else a recall observation from ClickHouse (any process's).
+
+        A miss waits (bounded) until the projectors have committed the recalls topic as far as it
+        goes now, then asks again: a recall served a moment ago by another process is found.
+        """
         with self._counts_lock:
-            return self._served.get(event_id)
+            found = self._served.get(event_id)
+        if found is not None:
+            return found
+        served = self.runtime.recall_observation(event_id)
+        if served is None:
+            recalls = self.runtime.endpoints.namespace.topic(t.RECALLS)
+            try:
+                self.applied.wait(high_watermarks(self.runtime.endpoints.bootstrap, [recalls]), (), EVENT_WAIT)
+            except NotApplied:
+                self._count("event.projection_behind")
+            served = self.runtime.recall_observation(event_id)
+        return served
 
     def lineage(self, tenant: str, user: str, memory_id: str) -> list[dict[str, Any]]:
         return self.runtime.lineage(tenant, user, memory_id)
@@ -163,7 +182,7 @@ class DistributedBackend:
         from .rebuild import rebuild_weaviate
 
         e = self.runtime.endpoints
-        return rebuild_weaviate(e.bootstrap, e.namespace, self.runtime.store, self.embedder).after
+        return rebuild_weaviate(e.bootstrap, e.namespace, self.runtime.store, self.embedder, progress).after
 
     def govern(self, as_of: datetime | None = None, *, dry_run: bool = False, tenant: str | None = None,
                user: str | None = None) -> GovernReport:
@@ -184,6 +203,9 @@ class DistributedBackend:
 
     def close(self) -> None:
         self._recalls.shutdown(wait=False)
+        if self.runtime.applied is not None:
+            self.runtime.applied.close()
+            self.runtime.applied = None
         self.runtime.close()
 
     def __enter__(self) -> DistributedBackend:
@@ -191,33 +213,3 @@ class DistributedBackend:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def read_ranges(bootstrap: str, ranges: Mapping[tuple[str, int], tuple[int, int]],
-                timeout: float = 30.0, cipher: FieldCipher | None = None) -> list[Event]:
-    """The events at offsets [start, end) of each (topic, partition), decoded (undecodable records skipped)."""
-    if not ranges:
-        return []
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"engram-range-{uuid.uuid4().hex[:8]}",
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
-    left = {tp: end for tp, (_, end) in ranges.items()}
-    out: list[Event] = []
-    try:
-        consumer.assign([TopicPartition(topic, p, start) for (topic, p), (start, _) in ranges.items()])
-        deadline = time.monotonic() + timeout
-        while left and time.monotonic() < deadline:
-            for msg in consumer.consume(500, timeout=0.2):
-                tp, offset = (msg.topic(), msg.partition()), msg.offset()
-                if msg.error() or offset is None or tp not in left:
-                    continue
-                if offset + 1 >= left[tp]:  # type: ignore[index]
-                    left.pop(tp)  # type: ignore[arg-type]
-                try:
-                    out.append(decode(msg.value() or b"", cipher))
-                except EventDecodeError:
-                    continue
-        if left:
-            raise TimeoutError(f"could not read the memory changes back within {timeout}s")
-    finally:
-        consumer.close()
-    return out

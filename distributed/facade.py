@@ -34,12 +34,12 @@ from engram.runtime_port import IngestReport
 from engram.streams.context import default_context
 from engram.schemas.base import Event
 from engram.schemas.codec import encode
-from engram.schemas.events import TurnRecorded
+from engram.schemas.events import MemoryChanged, RecallServed, TurnRecorded
 from engram.schemas.inputs import Fingerprint, IngestIssue, SummaryTriggers, TurnInput, clamp_warning, screen, \
     to_turn_event
 from engram.streams.processor import ProcessorContext
 
-from .applied import AppliedWaiter
+from .applied import AppliedWaiter, SharedWaiter
 from .producer import TurnProducer
 from .projector import weaviate_prefix
 from .topics import Namespace
@@ -48,6 +48,11 @@ log = logging.getLogger("engram.distributed.facade")
 MAX_RECORD_BYTES = 1_000_000
 RECORD_OVERHEAD = 256
 """Bytes a record takes beyond its value and key (headers, framing), rounded up."""
+RECALL_COLUMNS = tuple(name for name in RecallServed.model_fields if name not in ("type", "schema_version",
+                                                                                 "causation_ids"))
+"""The fields of a recall observation that ClickHouse's `recalls` table holds (one column each)."""
+SHARED_WAIT_MAX = 20_000
+"""Events one wait on the shared waiter may follow; a bulk ingest (a file) waits the round-based way."""
 CHECK_CHUNK = 1000
 """Turns looked up in Weaviate per round trip."""
 
@@ -87,6 +92,8 @@ class DistributedRuntime:
         """Largest record `ingest` produces: librdkafka's and the broker's default message.max.bytes."""
         self._store: WeaviateStore | None = None
         self._producer: TurnProducer | None = None
+        self.applied: SharedWaiter | None = None
+        """The process's one applied-waiter, when a long-lived server set it (else one per wait)."""
 
     # -- connections (opened on first use) ---------------------------------------------------
     @property
@@ -158,6 +165,16 @@ class DistributedRuntime:
 
     def append(self, events: Sequence[Event], wait: bool = True, report: IngestReport | None = None) -> int:
         """Produce edge events; with `wait`, return once workers and projectors have applied them."""
+        marks, queued = self.produce(events)
+        if wait:
+            seconds, caused = self.wait_caused(marks, [event.event_id for event in events])
+            if report is not None:
+                report.waited = seconds
+                report.changes = [e for e in caused if isinstance(e, MemoryChanged)]
+        return queued
+
+    def produce(self, events: Sequence[Event]) -> tuple[dict[tuple[str, int], int], int]:
+        """Produce edge events and wait for the broker's acknowledgement; return the marks and the count."""
         producer = self.producer
         before, failed_before = dict(producer.delivered), producer.counters["failed"]
         queued = sum(1 for event in events if producer.record(event))
@@ -166,16 +183,22 @@ class DistributedRuntime:
         if left or failed or queued < len(events):
             raise RuntimeError(f"Kafka at {self.endpoints.bootstrap} took {queued - left - failed} of {len(events)} "
                                f"record(s) (producer counters: {dict(producer.counters)})")
-        marks = {tp: end for tp, end in producer.delivered.items() if end != before.get(tp)}
-        if wait:
-            seconds = self.wait(marks)
-            if report is not None:
-                report.waited = seconds
-        return queued
+        return {tp: end for tp, end in producer.delivered.items() if end != before.get(tp)}, queued
 
     def wait(self, marks: Mapping[tuple[str, int], int]) -> float:
+        return self.wait_caused(marks, ())[0]
+
+    def wait_caused(self, marks: Mapping[tuple[str, int], int], ids: Sequence[str]) -> tuple[float, list[Event]]:
+        """Wait until the records below `marks` (events `ids`) and what they derive are applied.
+
+        With the process's shared waiter (`applied`, set by the back end) the answer also lists the
+        events they caused; without it, or for a bulk ingest (more than SHARED_WAIT_MAX events), one
+        `AppliedWaiter` waits for everything derived so far, and lists nothing.
+        """
+        if self.applied is not None and len(ids) <= SHARED_WAIT_MAX:
+            return self.applied.wait(marks, ids, self.wait_timeout)
         with AppliedWaiter(self.endpoints.bootstrap, self.endpoints.namespace) as waiter:
-            return waiter.wait(marks, self.wait_timeout)
+            return waiter.wait(marks, self.wait_timeout), []
 
     # -- reads ----------------------------------------------------------------------------------
     def recall(self, request: RecallRequest) -> RecallResult:
@@ -191,6 +214,14 @@ class DistributedRuntime:
         with shared_connection(self.endpoints.clickhouse) as conn:
             result = run_query(conn.client, sql, {"tenant": tenant, "user": user, "memory_id": memory_id})
         return lineage_steps(result.as_dicts())
+
+    def recall_observation(self, event_id: str) -> RecallServed | None:
+        """A recall observation by its id, from ClickHouse (whichever process served the recall), or None."""
+        sql = f"SELECT {', '.join(RECALL_COLUMNS)} FROM recalls FINAL WHERE event_id = {{id:String}} LIMIT 1"
+        with shared_connection(self.endpoints.clickhouse) as conn:
+            result = run_query(conn.client, sql, {"id": event_id})
+        rows = result.as_dicts()
+        return RecallServed.model_validate(rows[0]) if rows else None
 
     def close(self) -> None:
         if self._producer is not None:

@@ -27,7 +27,7 @@ from engram.core.crypto import FieldCipher
 from engram.schemas.base import Event, Identifier, derive_id
 from engram.schemas.codec import EventDecodeError, decode, encode
 from engram.schemas.events import DeadLettered
-from engram.schemas.topics import CATALOGUE, TOPIC_OF_TYPE, topic_for
+from engram.schemas.topics import CATALOGUE, LEGACY_TOPICS, TOPIC_OF_TYPE, topic_for
 from engram.streams.harness import dead_letter
 from engram.streams.processor import Processor, ProcessorContext
 
@@ -319,7 +319,7 @@ class StageRunner:
 
 def _misplaced(event: Event, topic: str, key: bytes | None) -> str | None:
     """Why a well-formed event cannot be processed here, if it cannot."""
-    if TOPIC_OF_TYPE.get(event.type) != topic:
+    if TOPIC_OF_TYPE.get(event.type) != topic and topic not in LEGACY_TOPICS.get(event.type, ()):
         return f"{event.type} does not belong on topic {topic}"
     if key is not None and key != event.partition_key.encode():
         return f"record key {key[:200]!r} is not the event's tenant/user {event.partition_key!r}"

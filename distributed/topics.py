@@ -18,10 +18,11 @@ SOURCE_TOPICS: tuple[t.Topic, ...] = (t.TURNS, t.COMMANDS, t.RECALLS)
 """Written by the edges (chat platform, users, recall service); never regenerated."""
 
 ROLES: dict[str, tuple[str, ...]] = {
-    "processors": ("extract", "consolidate", "summarize"),
+    "processors": ("extract", "consolidate", "summarize", "cards"),
     "extract": ("extract",),
     "consolidate": ("consolidate",),
     "summarize": ("summarize",),
+    "cards": ("cards",),
 }
 """Worker role -> the topology stages it runs (one faust app, one consumer group per role)."""
 

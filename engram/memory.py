@@ -4,7 +4,7 @@
 
     m = Memory(data="./memory")                       # a data folder (embedded) -- or ENGRAM_RUNTIME=distributed
     m.record(user="ana", messages=[{"role": "user", "content": "I prefer green tea"}])
-    # -> [Remembered(id='…', memory='User prefers green tea', event='created', previous=None)]
+    # -> [Remembered(memory_id='…', memory='User prefers green tea', event='created', previous=None)]
     m.recall(user="ana", question="What should I drink?").context   # the memory block for your system prompt
     m.memories(user="ana")                            # what is remembered (MemoryRecord list)
     m.forget(user="ana", memory_id="…")               # or topic="tea", or everything=True
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import uuid
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,12 +39,21 @@ DEFAULT_DATA = Path.home() / ".engram"
 
 @dataclass(frozen=True)
 class Remembered:
-    """One change to what is remembered: `event` is created, updated, replaced, deleted, pinned, …"""
+    """One change to what is remembered: `event` is created, updated, replaced, deleted, pinned, …
 
-    id: str
+    `memory_id` is the memory's id, named as on every other surface (HTTP, MCP, the CLI's --json).
+    """
+
+    memory_id: str
     memory: str
     event: str
     previous: str | None = None
+
+    @property
+    def id(self) -> str:
+        """Deprecated: the old name of `memory_id` (kept for code written against the first release)."""
+        warnings.warn("Remembered.id is deprecated: use Remembered.memory_id", DeprecationWarning, stacklevel=2)
+        return self.memory_id
 
 
 class Memory:

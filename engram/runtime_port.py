@@ -9,7 +9,7 @@ Both runtimes implement `MemoryRuntime`:
 `open_runtime` is the one place that picks between them, from `ENGRAM_RUNTIME`
 (`engram.runtime.choice.runtime_kind`). The use cases on top of the port —
 ingest, recall, search, memories, lineage, summaries, the user controls (correct,
-pin, forget) and global cards — live in `engram.access.service` / `engram.access.cards`,
+pin, forget) and global cards (decided by the cards processor through `decide`) — live in `engram.access.service` / `engram.access.cards`,
 so every door runs the same code on either runtime.
 
 The reports of ingest and governance are shared by both runtimes and live here too.
@@ -18,7 +18,7 @@ The reports of ingest and governance are shared by both runtimes and live here t
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -107,12 +107,23 @@ class MemoryRuntime(Protocol):
     config: EngramConfig
     embedder: Embedder
 
-    def ingest(self, turns: Sequence[TurnInput]) -> IngestReport:
-        """Append turns and have them processed; `changes` lists the memory changes they caused."""
+    def ingest(self, turns: Iterable[TurnInput], *, wait: bool = True) -> IngestReport:
+        """Append turns and have them processed; `changes` lists the memory changes they caused.
+
+        `wait=False` (distributed only) returns once Kafka has the turns, without waiting for the workers.
+        """
         ...
 
     def submit(self, events: Sequence[Event]) -> list[MemoryChanged]:
         """Append commands (correct, pin, forget, cards), have them applied, return the memory changes."""
+        ...
+
+    def decide(self, command: Event) -> Event:
+        """Append one command a keyed processor decides (a `GlobalCardRequested`); return its decision.
+
+        The decision (`GlobalCardSaved`, `GlobalCardDeleted` or `GlobalCardRejected`) is applied to the
+        projection when this returns. Raises CommandFailed if the processor failed on the command.
+        """
         ...
 
     def record(self, events: Sequence[Event]) -> None:
@@ -139,7 +150,10 @@ class MemoryRuntime(Protocol):
         ...
 
     def replay(self, progress: Progress | None = None) -> str:
-        """Drop the current-memory projection and rebuild it from the log; return the state hash."""
+        """Drop the current-memory projection and rebuild it from the log; return the state hash.
+
+        `progress` is called with the number of events (records) read as the rebuild goes.
+        """
         ...
 
     def govern(self, as_of: datetime | None = None, *, dry_run: bool = False, tenant: str | None = None,
@@ -148,7 +162,7 @@ class MemoryRuntime(Protocol):
         ...
 
     def exclusive(self) -> AbstractContextManager[None]:
-        """Hold the runtime for a read-modify-write (card updates)."""
+        """Hold this process's runtime (tests, `engram sql`); card changes do not need it (`decide`)."""
         ...
 
     def counters(self) -> dict[str, int]: ...
@@ -156,6 +170,21 @@ class MemoryRuntime(Protocol):
     def ping(self) -> None: ...
 
     def close(self) -> None: ...
+
+
+DECISIONS = ("GlobalCardSaved", "GlobalCardDeleted", "GlobalCardRejected", "DeadLettered")
+"""The events that answer a decided command (`MemoryRuntime.decide`)."""
+
+
+def decision_of(command: Event, caused: Sequence[Event]) -> Event:
+    """The decision among the events a command caused; CommandFailed when it was dead-lettered or is missing."""
+    for event in caused:
+        if event.type == "DeadLettered":
+            raise CommandFailed(f"the command could not be applied: {getattr(event, 'reason', '')}")
+    for event in caused:
+        if event.type in DECISIONS:
+            return event
+    raise CommandFailed(f"no decision was recorded for command {command.event_id}")
 
 
 def with_deadline(config: EngramConfig, deadline_ms: float) -> EngramConfig:
@@ -192,5 +221,5 @@ def open_runtime(data: Path | str, env: Mapping[str, str] | None = None, *, serv
     return DistributedBackend.from_env(data, environ)
 
 
-__all__ = ["CommandFailed", "DataDirBusy", "GovernReport", "IngestReport", "MemoryRuntime", "RuntimeUnavailable",
+__all__ = ["DECISIONS", "decision_of", "CommandFailed", "DataDirBusy", "GovernReport", "IngestReport", "MemoryRuntime", "RuntimeUnavailable",
            "open_runtime", "with_deadline"]

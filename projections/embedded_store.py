@@ -51,6 +51,10 @@ class EmbeddedStore:
         self._dimensions = dimensions
         self._indexes: dict[tuple[str, str], UserIndex] = {}
         self._known_users: set[tuple[str, str]] = set()
+        self._known_sessions: set[tuple[str, str, str]] = set()
+        self._cards: dict[tuple[str, str], list[GlobalCard]] = {}
+        self._summaries: dict[tuple[str, str, str], SummarySnapshotted | None] = {}
+        self._recent: dict[tuple[str, str, str], tuple[int, list[RecentTurn]]] = {}
         self._pending_memories: list[tuple[object, ...]] = []
         self._pending_turns: list[tuple[object, ...]] = []
         self._pending_users: list[tuple[str, str]] = []
@@ -161,17 +165,24 @@ class EmbeddedStore:
             "INSERT OR IGNORE INTO proj_summaries VALUES (?,?,?,?,?)",
             (tenant, user, snapshot.session_id, snapshot.version, snapshot.model_dump_json().encode()),
         )
+        self._summaries.pop((tenant, user, snapshot.session_id), None)
         self._touch_user(tenant, user)
         return cursor.rowcount > 0
 
     def latest_summary(self, tenant: str, user: str, session: str) -> SummarySnapshotted | None:
+        """Read once, then kept until the session's next summary (or a forget) replaces it."""
+        key = (tenant, user, session)
+        if key in self._summaries:
+            return self._summaries[key]
         self.flush()
         row = self._db.execute(
             "SELECT payload FROM proj_summaries WHERE tenant=? AND user=? AND session=? "
             "ORDER BY version DESC LIMIT 1",
             (tenant, user, session),
         ).fetchone()
-        return SummarySnapshotted.model_validate_json(row[0]) if row else None
+        snapshot = SummarySnapshotted.model_validate_json(row[0]) if row else None
+        self._summaries[key] = snapshot
+        return snapshot
 
     def upsert_card(self, tenant: str, user: str, card: GlobalCard) -> bool:
         self.flush()
@@ -181,22 +192,34 @@ class EmbeddedStore:
             "SET version=excluded.version, payload=excluded.payload WHERE excluded.version > proj_cards.version",
             (tenant, user, card.card_id, card.version, card.model_dump_json().encode()),
         )
+        self._cards.pop((tenant, user), None)
         self._touch_user(tenant, user)
         return cursor.rowcount > 0
 
     def list_cards(self, tenant: str, user: str) -> list[GlobalCard]:
-        self.flush()
-        rows = self._db.execute(
-            "SELECT payload FROM proj_cards WHERE tenant=? AND user=? ORDER BY card_id", (tenant, user)
-        ).fetchall()
-        return [GlobalCard.model_validate_json(r[0]) for r in rows]
+        """Read once, then kept until the user's next card write (cards are frozen models)."""
+        cards = self._cards.get((tenant, user))
+        if cards is None:
+            self.flush()
+            rows = self._db.execute(
+                "SELECT payload FROM proj_cards WHERE tenant=? AND user=? ORDER BY card_id", (tenant, user)
+            ).fetchall()
+            cards = self._cards[(tenant, user)] = [GlobalCard.model_validate_json(r[0]) for r in rows]
+        return list(cards)
 
     def add_turn(self, tenant: str, user: str, turn: RecentTurn) -> None:
         self._pending_turns.append((tenant, user, turn.session_id, turn.message_id, turn.position, turn.role,
                                     turn.content, turn.occurred_at.isoformat()))
+        self._recent.pop((tenant, user, turn.session_id), None)
+        self._known_sessions.add((tenant, user, turn.session_id))
         self._touch_user(tenant, user)
 
     def recent_turns(self, tenant: str, user: str, session: str, limit: int) -> list[RecentTurn]:
+        """The window is read once per session and limit, then kept until the session's next turn."""
+        key = (tenant, user, session)
+        cached = self._recent.get(key)
+        if cached is not None and cached[0] == limit:
+            return list(cached[1])
         self.flush()
         rows = self._db.execute(
             "SELECT message_id, position, role, content, occurred_at FROM proj_turns "
@@ -204,7 +227,9 @@ class EmbeddedStore:
             (tenant, user, session, limit),
         ).fetchall()
         turns = [RecentTurn(session, m, role, c, datetime.fromisoformat(t), p) for m, p, role, c, t in rows]
-        return list(reversed(turns))
+        turns.reverse()
+        self._recent[key] = (limit, turns)
+        return list(turns)
 
     def forget_context(self, tenant: str, user: str) -> int:
         """Delete the user's session summaries and recent-turn window; return the rows deleted."""
@@ -212,6 +237,7 @@ class EmbeddedStore:
         deleted = 0
         for table in ("proj_summaries", "proj_turns"):
             deleted += self._db.execute(f"DELETE FROM {table} WHERE tenant=? AND user=?", (tenant, user)).rowcount
+        self._drop_read_caches()
         return deleted
 
     # -- housekeeping -----------------------------------------------------------
@@ -221,15 +247,24 @@ class EmbeddedStore:
             self._known_users.add((tenant, user))
 
     def has_user(self, tenant: str, user: str) -> bool:
+        """A user once recorded stays known (only `clear` removes users); a miss asks SQLite."""
+        if (tenant, user) in self._known_users:
+            return True
         self.flush()
         row = self._db.execute("SELECT 1 FROM proj_users WHERE tenant=? AND user=?", (tenant, user)).fetchone()
+        if row is not None:
+            self._known_users.add((tenant, user))
         return row is not None
 
     def has_session(self, tenant: str, user: str, session: str) -> bool:
+        if (tenant, user, session) in self._known_sessions:
+            return True
         self.flush()
         row = self._db.execute(
             "SELECT 1 FROM proj_sessions WHERE tenant=? AND user=? AND session=?", (tenant, user, session)
         ).fetchone()
+        if row is not None:
+            self._known_sessions.add((tenant, user, session))
         return row is not None
 
     def session_users(self, tenant: str, session: str) -> list[str]:
@@ -246,6 +281,13 @@ class EmbeddedStore:
         self._pending_users.clear()
         self._indexes.clear()
         self._known_users.clear()
+        self._known_sessions.clear()
+        self._drop_read_caches()
+
+    def _drop_read_caches(self) -> None:
+        self._cards.clear()
+        self._summaries.clear()
+        self._recent.clear()
 
     def clear(self) -> None:
         self.flush()
@@ -253,6 +295,8 @@ class EmbeddedStore:
             self._db.execute(f"DELETE FROM {table}")
         self._indexes.clear()
         self._known_users.clear()
+        self._known_sessions.clear()
+        self._drop_read_caches()
 
     def state_hash(self) -> str:
         self.flush()

@@ -171,13 +171,8 @@ class UserIndex:
         return self._vectors.get(memory_id)
 
     def vector_search(self, vector: np.ndarray, limit: int) -> dict[str, float]:
-        if not self.records:
-            return {}
-        scores = self._table.scores(vector)
-        ids = self._table.ids
-        k = min(limit, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        return {ids[i]: float(scores[i]) for i in top}
+        """The `limit` best cosines, best first (one blocked matrix-vector product over the user's vectors)."""
+        return dict(self._table.top(vector, limit))
 
     def keyword_search(self, query: str, limit: int) -> dict[str, float]:
         """BM25 scores normalised to [0, 1] by the best hit."""

@@ -198,6 +198,7 @@ class WeaviateStore:
         props = {"tenant_id": tenant, "user_id": user, "card_id": card.card_id, "version": card.version,
                  "payload": card.model_dump_json()}
         self._queue(CARDS, tenant, user, object_id("card", tenant, user, card.card_id), props, card.version)
+        self._touch_user(tenant, user)  # as the embedded store: a user with only a card is a known user
         return True
 
     def list_cards(self, tenant: str, user: str) -> list[GlobalCard]:

@@ -1,7 +1,11 @@
 """Rendering of the memory context. Pure: what goes into the system prompt, in order.
 
-Each long-term memory line ends with its event date, `(2023-05-08)`, so a model
+Long-term memories are grouped by type: the stored form's `[type]` tag is
+written once above its group instead of on every line (on a 1,000-token
+budget the repeated tag was a fifth of every line), and each line is the
+memory's content ending with its event date, `(2023-05-08)`, so a model
 reading the context can answer questions about when something happened.
+Within a group, lines keep the recall order.
 """
 
 from __future__ import annotations
@@ -60,10 +64,23 @@ def render_memory_section(items: Sequence[RecalledItem], question: str) -> str:
     if cards:
         parts.append(f"## {words['global']}\n" + "\n".join(f"- {i.text}" for i in cards))
     if long_term:
-        parts.append(f"## {words['long']}\n" + "\n".join(_memory_line(i, words["conflict"]) for i in long_term))
+        parts.append(f"## {words['long']}\n" + "\n".join(_long_term_lines(long_term, words["conflict"])))
     for summary in summaries:
         parts.append(f"## {words['summary']}\n{summary.text}")
     return "\n\n".join(parts)
+
+
+def _long_term_lines(items: Sequence[RecalledItem], conflict_word: str) -> list[str]:
+    """`[type]` once, then that type's memories in recall order; types in order of first appearance."""
+    groups: dict[str, list[RecalledItem]] = {}
+    for item in items:
+        groups.setdefault(str(item.details.get("type", "")), []).append(item)
+    lines: list[str] = []
+    for type_name, members in groups.items():
+        if type_name:
+            lines.append(f"[{type_name}]")
+        lines.extend(_memory_line(i, conflict_word) for i in members)
+    return lines
 
 
 def _memory_line(item: RecalledItem, conflict_word: str) -> str:

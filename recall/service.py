@@ -167,8 +167,11 @@ class RecallService:
 
     def _long_term(self, req: RecallRequest, out: list[RecalledItem], retrieved: list[str], reads: _Reads) -> None:
         cfg = self.config.recall
+        wanted = req.limit or cfg.result_limit
         vector = embed_text(self.embedder, req.question)
-        hits = self.store.search_memories(req.tenant, req.user, req.question, vector, cfg.candidate_limit)
+        # a request for more results than the configured candidates searches that much deeper
+        hits = self.store.search_memories(req.tenant, req.user, req.question, vector,
+                                          max(cfg.candidate_limit, wanted))
         persona = reads.get("persona")
         retrieved.extend(r.memory_id for r in persona)
         retrieved.extend(h.record.memory_id for h in hits)
@@ -185,7 +188,7 @@ class RecallService:
             if self._near_duplicate(hit, chosen):
                 continue
             chosen.append(hit)
-            if len(chosen) >= (req.limit or cfg.result_limit):
+            if len(chosen) >= wanted:
                 break
         out.extend(self._item("memory", h.record, scores[h.record.memory_id], req) for h in chosen)
 
@@ -199,7 +202,8 @@ class RecallService:
         """
         cfg = self.config.recall
         w = cfg.weights
-        records = [h.record for h in hits] + [r for r in extra if r.memory_id not in {h.record.memory_id for h in hits}]
+        found = {h.record.memory_id for h in hits}
+        records = [h.record for h in hits] + [r for r in extra if r.memory_id not in found]
         known = {h.record.memory_id: h.terms for h in hits if h.terms is not None}
         documents = {r.memory_id: known.get(r.memory_id) or terms(searchable_text(r)) for r in records}
         question = terms(req.question)
@@ -229,8 +233,8 @@ class RecallService:
         note = self._conflict_note(record, req) if record.conflict_with and req else ""
         details: dict[str, object] = {"type": record.type.value, "slot": record.slot, **parts.as_details(),
                                       "event_time": record.created_at.isoformat()}
-        return RecalledItem(kind, record.memory_id, record.stored_form, parts.score,  # type: ignore[arg-type]
-                            estimate_tokens(record.stored_form), record.source_message_ids,
+        return RecalledItem(kind, record.memory_id, record.content, parts.score,  # type: ignore[arg-type]
+                            estimate_tokens(record.content), record.source_message_ids,
                             record.created_at, note, details, record.created_at)
 
     def _conflict_note(self, record: MemoryRecord, req: RecallRequest) -> str:

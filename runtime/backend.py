@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -22,7 +22,8 @@ from engram.core.metrics import Metrics
 from engram.core.ports import Progress
 from engram.projections.ports import MemoryStore
 from engram.recall.service import RecallRequest, RecallResult, RecallService
-from engram.runtime_port import CommandFailed, DataDirBusy, GovernReport, IngestReport, with_deadline
+from engram.runtime_port import DECISIONS, CommandFailed, DataDirBusy, GovernReport, IngestReport, decision_of, \
+    with_deadline
 from engram.schemas.base import Event
 from engram.schemas.events import DeadLettered, MemoryChanged, RecallServed
 from engram.schemas.inputs import TurnInput
@@ -67,7 +68,8 @@ class EmbeddedBackend:
         return cls(EmbeddedRuntime(data_dir))
 
     # -- writes --------------------------------------------------------------------
-    def ingest(self, turns: Sequence[TurnInput]) -> IngestReport:
+    def ingest(self, turns: Iterable[TurnInput], *, wait: bool = True) -> IngestReport:
+        """Append and process the turns (always before returning: `wait` is for the distributed runtime)."""
         with self._lock:
             before = self.runtime.log.last_seq()
             report = self.runtime.ingest(turns)
@@ -86,6 +88,15 @@ class EmbeddedBackend:
         if failed:
             raise CommandFailed(f"the command could not be applied: {failed[0].reason}")
         return [e for e in caused if isinstance(e, MemoryChanged)]
+
+    def decide(self, command: Event) -> Event:
+        """Append the command; its decision is derived (and projected) in the same append."""
+        with self._lock:
+            before = self.runtime.log.last_seq()
+            self.runtime.append([command])
+            decisions = [e for _, e in self.runtime.log.scan(after=before, types=DECISIONS)
+                         if command.event_id in e.causation_ids]
+        return decision_of(command, decisions)
 
     def record(self, events: Sequence[Event]) -> None:
         with self._lock:

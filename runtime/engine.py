@@ -26,7 +26,7 @@ from engram.projections.rebuild import rebuild_store
 from engram.recall.service import RecallRequest, RecallResult, RecallService
 from engram.runtime_port import GovernReport, IngestReport
 from engram.schemas.base import Event, utc
-from engram.schemas.events import MemoryChanged, TurnRecorded
+from engram.schemas.events import ForgetRequested, MemoryChanged, TurnRecorded
 from engram.schemas.inputs import Fingerprint, IngestIssue, SummaryTriggers, TurnInput, clamp_warning, exact, screen, \
     to_turn_event
 from engram.streams.consolidate import UserMemories
@@ -248,7 +248,8 @@ class EmbeddedRuntime:
                 self.analytics.apply(event, seq)
             for processor in self._routes.get(event.type, ()):
                 derived = self.log.stage(self._run(processor, event, safe), dedupe=False)
-                self.eraser.saw(event, [e for _, e in derived])
+                if isinstance(event, ForgetRequested):  # what the eraser looks at (saves a list per event)
+                    self.eraser.saw(event, [e for _, e in derived])
                 if follow_derived:
                     queue.extend(derived)
                 else:

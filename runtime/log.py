@@ -8,7 +8,7 @@ from functools import lru_cache
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from engram.core.crypto import FieldCipher
+from engram.core.crypto import SEALED_FIELDS, FieldCipher
 from engram.schemas.base import Event
 from engram.schemas.codec import decode, encode
 from engram.schemas.topics import topic_for
@@ -69,6 +69,8 @@ class EventLog:
         known = self._known_ids([e.event_id for e in batch]) if dedupe else set()
         if self._next_seq is None:
             self._next_seq = self.last_seq() + 1
+        if self.cipher is not None and len(batch) > 1:  # new owners' keys made in one key-store commit
+            self.cipher.prepare({(e.tenant_id, e.user_id) for e in batch if e.type in SEALED_FIELDS})
         out = []
         for event in batch:
             if event.event_id in known or event.event_id in self._staged_ids:

@@ -67,10 +67,14 @@ def upcast(raw: dict[str, Any]) -> dict[str, Any]:
 
 def encode(event: Event, cipher: FieldCipher | None = None) -> bytes:
     """Compact JSON bytes of an event; with a cipher, its user text sealed under the owner's key."""
-    data = event.__pydantic_serializer__.to_json(event)
+    serializer = event.__pydantic_serializer__
     if cipher is None:
-        return data
-    return orjson.dumps(cipher.seal(orjson.loads(data)))
+        return serializer.to_json(event)
+    # the JSON-mode dict directly (same values as parsing `to_json`'s bytes, half the time) ...
+    try:
+        return orjson.dumps(cipher.seal(serializer.to_python(event, mode="json")))
+    except orjson.JSONEncodeError:  # ... except an integer past 64 bits: parsed from the bytes it is a float
+        return orjson.dumps(cipher.seal(orjson.loads(serializer.to_json(event))))
 
 
 def to_dict(event: Event) -> dict[str, Any]:

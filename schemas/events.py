@@ -140,6 +140,41 @@ class GlobalCardDeleted(Event):
     card_id: str
 
 
+CardRejection = Literal["version_conflict", "card_exists", "unknown_card"]
+
+
+class GlobalCardRequested(Event):
+    """A command on one global card, decided by the cards processor (`engram.streams.cards`) with a version check.
+
+    `expected_version` is the card version the change was computed on (0: the card
+    must not exist yet). `card` is the full new state of a save; `base` is the card
+    as the requester read it, taken by the processor only when it has no record of
+    the card (cards saved before commands were decided by the processor).
+    """
+
+    type: Literal["GlobalCardRequested"] = "GlobalCardRequested"
+    schema_version: Literal[1] = 1
+    card_id: Identifier
+    action: Literal["create", "save", "delete"]
+    expected_version: int = Field(ge=0)
+    card: GlobalCard | None = None
+    base: GlobalCard | None = None
+    label: str = ""
+    """What the change is, in words (created, updated, enabled, bound, ...): counters and audit."""
+
+
+class GlobalCardRejected(Event):
+    """A card command the cards processor refused, and why (the card is unchanged)."""
+
+    type: Literal["GlobalCardRejected"] = "GlobalCardRejected"
+    schema_version: Literal[1] = 1
+    request_id: str
+    card_id: str
+    reason: CardRejection
+    expected_version: int
+    current_version: int
+
+
 class RecallServed(Event):
     """Observation of one recall (SPEC §8)."""
 
@@ -283,8 +318,8 @@ class DeadLettered(Event):
 AnyEvent = Annotated[
     Union[
         TurnRecorded, SummaryRequested, TurnSkipped, MemoryProposed, GuardFired,
-        MemoryChanged, SummarySnapshotted, GlobalCardSaved, GlobalCardDeleted,
-        RecallServed, FeedbackGiven, ForgetRequested, PinRequested,
+        MemoryChanged, SummarySnapshotted, GlobalCardSaved, GlobalCardDeleted, GlobalCardRequested,
+        GlobalCardRejected, RecallServed, FeedbackGiven, ForgetRequested, PinRequested,
         CorrectionRequested, DeadLettered, LLMCallRecorded, GovernanceTick, ErasureRecorded,
     ],
     Field(discriminator="type"),
@@ -294,8 +329,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
     cls.model_fields["type"].default: cls
     for cls in (
         TurnRecorded, SummaryRequested, TurnSkipped, MemoryProposed, GuardFired,
-        MemoryChanged, SummarySnapshotted, GlobalCardSaved, GlobalCardDeleted,
-        RecallServed, FeedbackGiven, ForgetRequested, PinRequested,
+        MemoryChanged, SummarySnapshotted, GlobalCardSaved, GlobalCardDeleted, GlobalCardRequested,
+        GlobalCardRejected, RecallServed, FeedbackGiven, ForgetRequested, PinRequested,
         CorrectionRequested, DeadLettered, LLMCallRecorded, GovernanceTick, ErasureRecorded,
     )
 }

@@ -38,9 +38,15 @@ MEMORY_CHANGES = Topic("engram.memory-changes", ("MemoryChanged",),
 SUMMARIES = Topic("engram.summaries", ("SummarySnapshotted",),
                   description="versioned session summaries")
 COMMANDS = Topic("engram.commands",
-                 ("GlobalCardSaved", "GlobalCardDeleted", "ForgetRequested",
+                 ("GlobalCardRequested", "ForgetRequested",
                   "PinRequested", "CorrectionRequested", "GovernanceTick"),
                  description="user and admin actions, and governance ticks")
+CARDS = Topic("engram.cards", ("GlobalCardSaved", "GlobalCardDeleted", "GlobalCardRejected"),
+              description="global card decisions of the cards processor: saved, deleted, rejected (and why)")
+LEGACY_TOPICS: dict[str, tuple[str, ...]] = {
+    "GlobalCardSaved": ("engram.commands",), "GlobalCardDeleted": ("engram.commands",),
+}
+"""Event type -> topics it was written to before (still read: cards saved directly before the cards processor)."""
 RECALLS = Topic("engram.recalls", ("RecallServed", "FeedbackGiven"),
                 retention_ms=30 * WEEK_MS, description="recall observations and feedback")
 DEAD_LETTERS = Topic("engram.dead-letters", ("DeadLettered",),
@@ -49,7 +55,7 @@ LLM_CALLS = Topic("engram.llm-calls", ("LLMCallRecorded",),
                   retention_ms=30 * WEEK_MS, description="every model call: task, model, tokens, latency, outcome")
 
 CATALOGUE: tuple[Topic, ...] = (
-    TURNS, AUDIT, CANDIDATES, MEMORY_CHANGES, SUMMARIES, COMMANDS, RECALLS, DEAD_LETTERS,
+    TURNS, AUDIT, CANDIDATES, MEMORY_CHANGES, SUMMARIES, COMMANDS, CARDS, RECALLS, DEAD_LETTERS,
     LLM_CALLS,
 )
 

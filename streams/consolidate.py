@@ -27,7 +27,7 @@ from .forget import select_forget_targets
 from .govern import plan_evictions
 from .llm_calls import llm_call_events
 from .merge_rules import judge_by_rules, topics_match
-from .switch import switch_replaces
+from .switch import parse_switch, switch_replaces
 from .processor import ProcessorContext
 
 MAX_PROVENANCE = 50
@@ -47,7 +47,8 @@ class UserMemories(BaseModel):
 
     def vectors(self, embedder: Embedder) -> dict[MemoryType, VectorTable]:
         """Per-type vector tables of the active memories, built once and then kept in step."""
-        tables = self._tables
+        private = self.__pydantic_private__  # read directly: pydantic's private-attribute lookup is slow
+        tables = private.get("_tables") if private else None
         if tables is None:
             tables = {}
             for record in self.memories.values():
@@ -198,12 +199,13 @@ def _find(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext) -> 
     cosines = table.scores(embed_text(ctx.embedder, candidate.content))
     single = is_single_valued(candidate.slot)
     threshold = ctx.config.merge.find_cosine
+    switch = parse_switch(candidate.content) is not None  # without one, switch_replaces is None for every record
     found = []
     for memory_id, cos in zip(table.ids, cosines.tolist()):
         record = state.memories[memory_id]
         if cos >= threshold or (single and record.slot == candidate.slot) or (
             candidate.topic and topics_match(record.topic, candidate.topic)
-        ) or switch_replaces(candidate, record):
+        ) or (switch and switch_replaces(candidate, record)):
             found.append((record, cos))
     found.sort(key=lambda pair: (-pair[1], pair[0].memory_id))
     return found

@@ -20,6 +20,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from engram.core.config import SummaryConfig
 from engram.core.ports import SummaryMessage, SummaryResult
@@ -200,20 +201,44 @@ def _template(content: str) -> str:
 
 
 def _supersedes(draft: Draft, item: str) -> bool:
-    if item == draft.content:
-        return False
-    if is_single_valued(slot_key(draft.type, draft.attribute)) and item.startswith(_template(draft.content)):
-        return True
-    topic = draft.topic or ""
-    if not topic or len(topic) < 2 or topic.lower() not in item.lower():
-        return False
-    if not re.fullmatch(r"[\u4e00-\u9fff]+", topic) and not re.search(rf"\b{re.escape(topic)}\b", item, re.IGNORECASE):
-        return False
-    return bool(_NEGATION_RE.search(item)) != draft.negated
+    return _superseder(draft)(item)
+
+
+class _Superseder:
+    """`_supersedes(draft, ·)` with everything that depends on the draft alone computed once."""
+
+    __slots__ = ("content", "template", "topic", "word", "negated")
+
+    def __init__(self, draft: Draft) -> None:
+        self.content = draft.content
+        single = is_single_valued(slot_key(draft.type, draft.attribute))
+        self.template = _template(draft.content) if single else None
+        topic = draft.topic or ""
+        self.topic = topic.lower() if len(topic) >= 2 else None
+        self.word = (None if self.topic is None or re.fullmatch(r"[\u4e00-\u9fff]+", topic)
+                     else re.compile(rf"\b{re.escape(topic)}\b", re.IGNORECASE))
+        self.negated = draft.negated
+
+    def __call__(self, item: str) -> bool:
+        if item == self.content:
+            return False
+        if self.template is not None and item.startswith(self.template):
+            return True
+        if self.topic is None or self.topic not in item.lower():
+            return False
+        if self.word is not None and not self.word.search(item):
+            return False
+        return bool(_NEGATION_RE.search(item)) != self.negated
+
+
+@lru_cache(maxsize=4096)
+def _superseder(draft: Draft) -> _Superseder:
+    return _Superseder(draft)
 
 
 def _unsuperseded(items: Sequence[str], drafts: Sequence[Draft]) -> list[str]:
-    return [item for item in items if not any(_supersedes(d, item) for d in drafts)]
+    tests = [_superseder(d) for d in drafts]
+    return [item for item in items if not any(test(item) for test in tests)]
 
 
 def _drop_superseded(found: _Extracted, draft: Draft) -> None:

@@ -12,6 +12,7 @@ A switch with neither a verb nor a "from" ("User switched to green tea") replace
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass
 
 from engram.schemas.memory import Candidate, MemoryRecord
@@ -36,6 +37,7 @@ class Switch:
     chinese: bool
 
 
+@lru_cache(maxsize=16384)
 def parse_switch(content: str) -> Switch | None:
     """The switch a normalised statement makes, if it is one."""
     text = content.strip().rstrip("。.")

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from engram.schemas import topics as t
 
 from .consolidate import ConsolidateProcessor
+from .cards import CardsProcessor
 from .extract import ExtractProcessor
 from .processor import Processor
 from .summarize import SummarizeProcessor
@@ -28,11 +29,12 @@ def build_topology() -> tuple[Stage, ...]:
         Stage(ExtractProcessor(), (t.TURNS,), (t.AUDIT, t.CANDIDATES)),
         Stage(ConsolidateProcessor(), (t.CANDIDATES, t.COMMANDS), (t.MEMORY_CHANGES,)),
         Stage(SummarizeProcessor(), (t.TURNS, t.COMMANDS), (t.SUMMARIES,)),
+        Stage(CardsProcessor(), (t.COMMANDS,), (t.CARDS,)),
     )
 
 
 PROJECTIONS: tuple[tuple[str, tuple[t.Topic, ...]], ...] = (
-    ("current-memory", (t.TURNS, t.MEMORY_CHANGES, t.SUMMARIES, t.COMMANDS)),
+    ("current-memory", (t.TURNS, t.MEMORY_CHANGES, t.SUMMARIES, t.COMMANDS, t.CARDS)),
 )
 
 

@@ -25,12 +25,21 @@ MAX_FALLBACK_CHARS = 400
 _LATIN_LETTERS = re.compile(r"[A-Za-z]")
 
 
-@lru_cache(maxsize=8192)
 def extract_drafts(role: Role, text: str, decision_signal: bool = True) -> tuple[Draft, ...]:
-    """Drafts for one message. Assistant text yields nothing without a decision signal."""
+    """Drafts for one message. Assistant text yields nothing without a decision signal.
+
+    The cache is keyed by the prepared text, and the signal only counts for
+    assistant text, so the extract processor (the whole turn, signal False for
+    a user) and the summarizer (the same sentence, default signal) share entries.
+    """
     prepared = prepare(text)
     if not prepared or (role == "assistant" and not decision_signal):
         return ()
+    return _drafts(role, prepared)
+
+
+@lru_cache(maxsize=16384)
+def _drafts(role: Role, prepared: str) -> tuple[Draft, ...]:
     if role == "assistant":
         drafts = assistant_drafts(prepared)
     else:

@@ -35,7 +35,7 @@ def test_the_sync_client_covers_ingest_recall_feedback_controls_and_cards(deploy
         assert engram.memory(d.tenant_a, user, tea.memory_id) == tea
         assert engram.lineage(d.tenant_a, user, tea.memory_id)[0].change == "created"
         recall = engram.recall(_query(d.tenant_a, user, "Which tea?"))
-        assert recall.injected and tea.memory_id in {i.id for i in recall.items}
+        assert recall.injected and tea.memory_id in {i.memory_id for i in recall.items}
         feedback = engram.feedback(FeedbackRequest(tenant=d.tenant_a, user=user, recall_id=recall.recall_id, rating=1))
         assert feedback.recall_id == recall.recall_id
         assert engram.pin(d.tenant_a, user, tea.memory_id).affected == 1

@@ -18,6 +18,12 @@ from engram.access.auth import KeyRing
 from engram.access.http_app import Limits
 
 from .conftest import MAX_BATCH, MAX_BODY, Deployment, LiveServer, new_id
+from .test_cards_http import (  # noqa: F401  (collected here, run on the distributed runtime)
+    test_a_stale_expected_version_is_refused_and_no_version_means_the_current_one,
+    test_the_runtime_decides_two_requests_made_on_one_version,
+    test_two_card_updates_on_one_version_one_wins_and_the_other_is_a_409,
+    two_updates_on_one_version,
+)
 from .test_http_api import (  # noqa: F401  (collected here, run on the distributed runtime)
     test_a_chat_loop_that_recalls_before_recording_has_memory_on_the_first_message_of_a_new_session,
     test_a_new_session_gets_long_term_memory_and_a_new_user_an_empty_context,
@@ -89,3 +95,48 @@ def test_engram_serve_opens_the_runtime_engram_runtime_names(cluster: object, tm
         import httpx
 
         assert httpx.get(f"{live.url}/v1/health").json()["runtime"] == "distributed"
+
+
+@pytest.fixture(scope="module")
+def second_server(cluster: object, deployment: Deployment) -> Iterator[str]:
+    """Another server process's worth of state: its own back end, waiter, producer and HTTP server."""
+    from engram.distributed.backend import DistributedBackend
+    from engram.distributed.facade import DistributedRuntime
+
+    ring = KeyRing.parse(f"{deployment.key_a}:{deployment.tenant_a},{deployment.key_b}:{deployment.tenant_b}",
+                         deployment.admin_key)
+    backend = DistributedBackend(DistributedRuntime(cluster.endpoints, wait_timeout=120.0))  # type: ignore[attr-defined]
+    try:
+        with LiveServer(server_app(backend, ring, "127.0.0.1", Limits(MAX_BODY, MAX_BATCH))) as live:
+            yield live.url
+    finally:
+        backend.close()
+
+
+def test_two_servers_decide_card_changes_together(deployment: Deployment, second_server: str) -> None:
+    """Two servers with no shared in-process state: one of two changes on one version wins, the other is a 409."""
+    import httpx
+
+    other = httpx.Client(base_url=second_server, headers={"Authorization": f"Bearer {deployment.key_a}"},
+                         timeout=120)
+    deployment.clients.append(other)
+    two_updates_on_one_version(deployment, (deployment.as_a(), other))
+
+
+def test_feedback_reaches_a_recall_served_by_another_server(deployment: Deployment, second_server: str) -> None:
+    import httpx
+
+    d, user = deployment, new_id("user")
+    assert d.as_a().post("/v1/turns", json={"turns": [
+        {"tenant": d.tenant_a, "user": user, "agent": "coach", "session": "s1", "role": "user",
+         "message_id": "m1", "content": "I prefer green tea in the morning"}]}).status_code == 200
+    recall = d.as_a().post("/v1/recall", json={"tenant": d.tenant_a, "user": user, "agent": "coach", "session": "s1",
+                                               "question": "What do I drink?", "deadline_ms": 10_000}).json()
+    other = httpx.Client(base_url=second_server, headers={"Authorization": f"Bearer {d.key_a}"}, timeout=120)
+    d.clients.append(other)
+    given = other.post("/v1/feedback", json={"tenant": d.tenant_a, "user": user, "recall_id": recall["recall_id"],
+                                             "rating": 1})
+    assert given.status_code == 200, given.text
+    unknown = other.post("/v1/feedback", json={"tenant": d.tenant_a, "user": user, "recall_id": "no-such-recall",
+                                               "rating": 1})
+    assert unknown.status_code == 404

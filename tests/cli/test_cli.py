@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from engram.cli.main import cli
 
-MEMORY_FIELDS = {"id", "type", "slot", "content", "confidence", "importance", "source_count", "status",
+MEMORY_FIELDS = {"memory_id", "type", "slot", "content", "confidence", "importance", "source_count", "status",
                  "source_message_ids", "created_at", "updated_at"}
 
 
@@ -107,7 +107,7 @@ def test_summary_history_and_replay(run, tmp_path: Path) -> None:
     assert json.loads(summary.output)["source_message_count"] == 12
     assert run("summary", "--tenant", "t1", "--session", "nope").exit_code != 0
     memory = json.loads(run("memories", "--tenant", "t1", "--user", "u1", "--json").output)[0]
-    history = run("history", "--tenant", "t1", "--user", "u1", "--json", memory["id"])
+    history = run("history", "--tenant", "t1", "--user", "u1", "--json", memory["memory_id"])
     steps = json.loads(history.output)
     assert steps[0]["change"] == "created" and steps[0]["turns"][0]["message_id"] in memory["source_message_ids"]
     replay = run("replay")
@@ -146,7 +146,7 @@ def test_search_correct_pin_unpin_and_forget_take_the_short_ids_the_list_shows(r
                                 _line("m3", "I work as a nurse in Lisbon")]) + "\n", encoding="utf-8")
     run("ingest", str(turns))
     found = json.loads(run("search", "--tenant", "t1", "--user", "u1", "--json", "tea").output)
-    tea = found[0]["id"]
+    tea = found[0]["memory_id"]
     assert found[0]["content"] == "User prefers green tea in the morning"
     short = tea[:8]
     corrected = run("correct", "--tenant", "t1", "--user", "u1", short, "User prefers jasmine tea")
@@ -191,3 +191,32 @@ def test_a_write_command_is_refused_while_a_server_holds_the_folder(tmp_path: Pa
         server.close()
     assert forgot.returncode != 0 and "already served" in forgot.stderr and "Traceback" not in forgot.stderr
     assert listed.returncode == 0 and "前端" in listed.stdout
+
+
+def test_ingest_and_replay_go_through_the_runtime_port(run, tmp_path: Path) -> None:
+    """Like the other writes: refused while a server holds the folder, counted through the port when not."""
+    from engram.runtime.backend import EmbeddedBackend
+
+    path = tmp_path / "one.jsonl"
+    path.write_text(_line("m1", "I live in Porto") + "\n", encoding="utf-8")
+    with EmbeddedBackend.open(tmp_path / "data"):  # what `engram serve` holds
+        busy = run("ingest", str(path))
+        assert busy.exit_code == 1 and "already served by another Engram process" in busy.output
+        assert run("replay").exit_code == 1
+    assert run("ingest", str(path)).exit_code == 0
+    replay = run("replay")
+    assert replay.exit_code == 0, replay.output
+    replayed = int(replay.output.split()[1])
+    assert replayed >= 2 and "identical" in replay.output  # the turn and what it derived
+
+
+def test_the_json_names_ids_as_every_other_surface(run, tmp_path: Path) -> None:
+    path = tmp_path / "one.jsonl"
+    path.write_text(_line("m1", "I live in Porto") + "\n", encoding="utf-8")
+    run("ingest", str(path))
+    memory = json.loads(run("memories", "--tenant", "t1", "--user", "u1", "--json").output)[0]
+    assert "id" not in memory and memory["memory_id"]
+    recall = json.loads(run("recall", "--tenant", "t1", "--user", "u1", "--agent", "a1", "--session", "s2",
+                            "--json", "Where do I live?").output)
+    item = recall["sections"]["long_term"][0]
+    assert item["item_id"] == item["memory_id"] == memory["memory_id"] and "id" not in item

@@ -88,7 +88,7 @@ def test_core_cli_gives_the_same_answers_on_both_runtimes(deployment: Deployment
 
     memories = _json(engram(dist, "memories", "--tenant", "demo", "--user", "xiaoming", "--all", "--json"))
     for memory in memories:
-        args = ("history", "--tenant", "demo", "--user", "xiaoming", "--json", memory["id"])
+        args = ("history", "--tenant", "demo", "--user", "xiaoming", "--json", memory["memory_id"])
         assert _lineage_shape(_json(engram(dist, *args))) == _lineage_shape(_json(engram(embedded_env, *args)))
 
     with EmbeddedRuntime(embedded_env["ENGRAM_DATA"]) as runtime, DistributedRuntime(deployment.endpoints) as dist_rt:

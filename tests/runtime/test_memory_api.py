@@ -26,7 +26,7 @@ def test_record_returns_what_was_remembered_and_a_retry_records_nothing(m: Memor
     assert m.record(user="ana", messages=[{"role": "user", "content": "I prefer green tea", "message_id": "m1"}]) == []
     assert [r.content for r in m.memories(user="ana")] == ["User prefers green tea"]
     changed = m.record(user="ana", messages="I live in Porto")
-    assert changed == [Remembered(changed[0].id, "User lives in Porto", "created")]
+    assert changed == [Remembered(changed[0].memory_id, "User lives in Porto", "created")]
 
 
 def test_a_chat_loop_that_recalls_first_has_memory_on_the_first_message_of_a_new_session(m: Memory) -> None:
@@ -71,3 +71,13 @@ def test_misuse_is_refused_in_plain_words(m: Memory, tmp_path: Path) -> None:
         m.forget("ana")
     with pytest.raises(DataDirBusy):
         Memory(data=tmp_path / "memory", env={})
+
+
+def test_ids_are_named_memory_id_and_the_old_name_warns(m: Memory) -> None:
+    [created] = m.record(user="ana", messages="I live in Porto")
+    assert created.memory_id == m.memories(user="ana")[0].memory_id
+    with pytest.warns(DeprecationWarning, match="memory_id"):
+        assert created.id == created.memory_id
+    recalled = m.recall(user="ana", question="Where do I live?").items
+    assert [(i.kind, i.item_id, i.memory_id, i.card_id) for i in recalled] == [
+        ("memory", created.memory_id, created.memory_id, None)]
