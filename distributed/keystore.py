@@ -202,7 +202,8 @@ class KafkaKeyStore:
                 TopicPartition(self.topic, 0), timeout=min(10.0, self.timeout)), f"end of {self.topic}", policy)
             if self._position >= high:
                 return
-            self._consumer.assign([TopicPartition(self.topic, 0, self._position or OFFSET_BEGINNING)])
+            tp = TopicPartition(self.topic, 0, self._position or OFFSET_BEGINNING)
+            self._consumer.resume([tp])
             try:
                 deadline = time.monotonic() + self.timeout
                 while self._position < high:
@@ -213,7 +214,7 @@ class KafkaKeyStore:
                     for msg in self._consumer.consume(max(1, min(1000, high - self._position)), timeout=0.2):
                         self._apply(msg)
             finally:
-                self._consumer.unassign()  # no fetching between syncs
+                self._consumer.pause([tp])  # assigned (metadata kept across broker restarts), not fetching
 
     def _ensure(self) -> None:
         if self._ready:
@@ -224,6 +225,9 @@ class KafkaKeyStore:
             spec = keys_topic_spec(self.prefix)
             ensure_topics(self.bootstrap, [TopicSpec(spec.name, 1, {**spec.configs, **self._topic_configs})],
                           timeout=self.timeout)
+        tp = TopicPartition(self.topic, 0, OFFSET_BEGINNING)
+        self._consumer.assign([tp])
+        self._consumer.pause([tp])
         self._ready = True
         if self.refresh > 0 and self._refresher is None:
             self._refresher = threading.Thread(target=self._refresh_loop, name="engram-keys-refresh", daemon=True)
