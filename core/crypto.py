@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 import os
 import threading
 from collections.abc import Iterable
@@ -142,6 +144,10 @@ class FieldCipher:
             aead = self._aead[key_id] = AESGCM(key)
         return aead
 
+    def needs_key(self, event_type: str) -> bool:
+        """True if events of this type carry user text (sealing them needs the owner's key)."""
+        return event_type in SEALED_FIELDS
+
     def prepare(self, owners: Iterable[tuple[str, str]]) -> None:
         """Have the keys of these (tenant, user) owners ready: new ones made in one key-store transaction."""
         prepare = getattr(self.keys, "prepare", None)
@@ -202,6 +208,26 @@ class FieldCipher:
         found = orjson.loads(data)
         return found if isinstance(found, dict) else None
 
+    def seal_bytes(self, owner: str, data: bytes, context: bytes) -> dict[str, str]:
+        """`data` sealed under the owner's live key, bound to `context` (e.g. a state key): {"k", "n", "c"}."""
+        key_id, key = self.keys.current(owner)
+        nonce = self._nonces.next()
+        ciphertext = self._cipher(key_id, key).encrypt(nonce, data, context + b"|" + key_id.encode())
+        return {"k": key_id, "n": _b64(nonce), "c": _b64(ciphertext)}
+
+    def open_bytes(self, sealed: dict[str, Any], context: bytes) -> bytes | None:
+        """What `seal_bytes` sealed, or None once its key is destroyed (or the context differs)."""
+        key_id = str(sealed.get("k", ""))
+        key = self.keys.get(key_id)
+        if key is None:
+            self._aead.pop(key_id, None)
+            return None
+        try:
+            return self._cipher(key_id, key).decrypt(base64.b64decode(sealed["n"]), base64.b64decode(sealed["c"]),
+                                                     context + b"|" + key_id.encode())
+        except (InvalidTag, KeyError, ValueError):
+            return None
+
     def forget_owner(self, tenant_id: str, user_id: str) -> int:
         """Destroy the owner's keys: every sealed text of theirs is gone for good."""
         self._aead.clear()
@@ -231,3 +257,14 @@ def _aad(raw: dict[str, Any], key_id: str) -> bytes:
 
 def is_shredded_turn(metadata: dict[str, str]) -> bool:
     return metadata.get(SHREDDED_MARK) == "true"
+
+
+def index_key(master: bytes, scope: str) -> bytes:
+    """A key for blind search terms of one scope (e.g. a Weaviate collection prefix and tenant)."""
+    return hmac.new(master, b"engram-index|" + scope.encode("utf-8"), hashlib.sha256).digest()
+
+
+def blind_terms(key: bytes, terms: Iterable[str]) -> list[str]:
+    """Each search term as a keyed hash (80 bits, hex): one term, one token, so BM25 scores are unchanged,
+    but the index holds no word of the user (and cannot be tested against a guess without the key)."""
+    return [hmac.new(key, term.encode("utf-8"), hashlib.sha256).hexdigest()[:20] for term in terms]

@@ -18,15 +18,26 @@ never comes back, so old ciphertext stays unreadable.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 import sqlite3
 import threading
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from collections.abc import Iterable
 from typing import Protocol
 
 KEY_BYTES = 32
+MASTER_KEY_ENV = "ENGRAM_MASTER_KEY"
+MASTER_KEY_FILE_ENV = "ENGRAM_MASTER_KEY_FILE"
+
+
+class MasterKeyMissing(RuntimeError):
+    """The distributed runtime needs a master key (key-encryption key) that is not in Kafka."""
+
+
 
 
 class KeyStore(Protocol):
@@ -47,6 +58,41 @@ class KeyStore(Protocol):
     def count(self) -> int:
         """Live keys (for the size of the store)."""
         ...
+
+
+def _parse_master(text: str, where: str) -> bytes:
+    text = text.strip()
+    for parse in (bytes.fromhex, base64.urlsafe_b64decode):
+        try:
+            raw = parse(text)
+        except (ValueError, binascii.Error):
+            continue
+        if len(raw) == KEY_BYTES:
+            return raw
+    raise MasterKeyMissing(f"{where} is not a 32-byte key (64 hex digits or urlsafe base64)")
+
+
+def master_key(env: Mapping[str, str] | None = None) -> bytes:
+    """The key-encryption key, from ENGRAM_MASTER_KEY or the file ENGRAM_MASTER_KEY_FILE names."""
+    env = os.environ if env is None else env
+    if env.get(MASTER_KEY_ENV, "").strip():
+        return _parse_master(env[MASTER_KEY_ENV], MASTER_KEY_ENV)
+    path = env.get(MASTER_KEY_FILE_ENV, "").strip()
+    if path:
+        try:
+            return _parse_master(Path(path).read_text(), f"{MASTER_KEY_FILE_ENV} ({path})")
+        except OSError as exc:
+            raise MasterKeyMissing(f"{MASTER_KEY_FILE_ENV}={path} cannot be read: {exc}") from exc
+    raise MasterKeyMissing(
+        f"the distributed runtime encrypts user text with data keys kept in Kafka, wrapped by a master key "
+        f"that must not be in Kafka: set {MASTER_KEY_ENV} (64 hex digits, e.g. `python -c \"import os; "
+        f"print(os.urandom(32).hex())\"`) or {MASTER_KEY_FILE_ENV}, the same on every process of the "
+        f"deployment; or run with ENGRAM_ENCRYPTION=off (no crypto-shredding)")
+
+
+def master_key_configured(env: Mapping[str, str] | None = None) -> bool:
+    env = os.environ if env is None else env
+    return bool(env.get(MASTER_KEY_ENV, "").strip() or env.get(MASTER_KEY_FILE_ENV, "").strip())
 
 
 def owner_of(tenant_id: str, user_id: str) -> str:

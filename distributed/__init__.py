@@ -14,5 +14,7 @@
 - `sink`: ordered, acknowledged output through confluent-kafka;
 - `app`: the faust agents and tables, and the commit order; `worker`: `engram worker`;
 - `readback`: reading topics back, progress-based idleness, folds;
+- `keystore`, `erasure`: owners' data keys in a compacted topic (wrapped by the master key), sealed
+  records and states, and what a forget destroys and records (forget is erasure);
 - `replay`: rebuilding a generation from the beginning of the turns topic (`engram replay --kafka`).
 """

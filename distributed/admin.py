@@ -191,4 +191,7 @@ def delete_namespace(bootstrap: str, prefix: str, timeout: float = 30.0) -> None
     """Delete every topic whose name starts with `prefix` (must not be empty)."""
     if not prefix:
         raise ValueError("refusing to delete every topic of the cluster (empty prefix)")
+    from .erasure import close_ciphers
+
+    close_ciphers(bootstrap, prefix)  # this process's key store of the namespace stops reading its topic
     delete_topics(bootstrap, namespace_topics(bootstrap, prefix, timeout), timeout)

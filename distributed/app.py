@@ -71,6 +71,7 @@ from engram.streams.govern import tick_bucket
 from engram.streams.processor import ProcessorContext
 from engram.streams.topology import Stage, build_topology
 
+from .erasure import cipher_for
 from .faust_consumer import DEFAULT_FETCH_MAX_WAIT, app_with_fetch_wait
 from .gapreader import GapReader
 from .governor import tick_sends, user_keys
@@ -144,10 +145,11 @@ def build_app(settings: WorkerSettings, ctx: ProcessorContext | None = None) -> 
     app = app_with_fetch_wait(ns.app_id(settings.role), settings.fetch_max_wait, **_app_config(settings))
     stages = stages_for(settings.role)
     context = ctx or default_context()
-    sink, decoded = Sink(settings.bootstrap), DecodeCache()
+    cipher = cipher_for(settings.bootstrap, ns.prefix)
+    sink, decoded = Sink(settings.bootstrap), DecodeCache(cipher=cipher)
     for stage in stages:
         runner = StageRunner(stage.processor, context, ns, dead_letter_owner(stages, stage), settings.recent_ids,
-                             decoded=decoded)
+                             decoded=decoded, cipher=cipher)
         FaustStage(app, settings, stage, runner, sink).install()
     return app
 

@@ -35,6 +35,7 @@ from engram.schemas.codec import EventDecodeError, decode
 
 from engram.streams.topology import build_topology
 
+from .erasure import cipher_for
 from .kafka_retry import retrying
 from .projector import PROJECTOR_ROLE
 from .readback import LIST_EVERY, ProgressWatcher, Probe
@@ -154,6 +155,7 @@ class SharedWaiter:
     def __init__(self, bootstrap: str, ns: Namespace, poll: float = 0.02) -> None:
         self.ns = ns
         self.poll = poll
+        self.cipher = cipher_for(bootstrap, ns.prefix)  # derived records are sealed (engram.distributed.erasure)
         self.watcher = ProgressWatcher(bootstrap, ns, "any")
         self.probe = Probe(bootstrap)
         self.derived = [ns.topic(x) for x in t.CATALOGUE if x not in SOURCE_TOPICS]
@@ -302,7 +304,7 @@ class SharedWaiter:
                     continue
                 wait.seen.add(event_id)
                 try:
-                    wait.caused.append(decode(value))
+                    wait.caused.append(decode(value, self.cipher))
                 except EventDecodeError:
                     pass
                 frontier[tp] = max(frontier.get(tp, 0), offset + 1)

@@ -37,10 +37,11 @@ from engram.recall.service import RecallRequest, RecallResult, RecallService
 from engram.runtime_port import CommandFailed, GovernReport, IngestReport, decision_of, with_deadline
 from engram.schemas import topics as t
 from engram.schemas.base import Event
-from engram.schemas.events import DeadLettered, MemoryChanged
+from engram.schemas.events import DeadLettered, ForgetRequested, MemoryChanged
 from engram.schemas.inputs import TurnInput
 
 from .applied import NotApplied, SharedWaiter
+from .erasure import DistributedEraser, forgets
 from .facade import DistributedRuntime, Endpoints
 from .readback import high_watermarks
 
@@ -97,7 +98,21 @@ class DistributedBackend:
         if failed:
             raise CommandFailed(f"the command could not be applied: {failed[0].reason}")
         ids = {e.event_id for e in events}
-        return [c for c in caused if isinstance(c, MemoryChanged) and ids.intersection(c.causation_ids)]
+        changes = [c for c in caused if isinstance(c, MemoryChanged) and ids.intersection(c.causation_ids)]
+        self._erase(forgets(events), changes)
+        return changes
+
+    def _erase(self, requests: Sequence[ForgetRequested], changes: Sequence[MemoryChanged]) -> None:
+        """The forgets are applied everywhere: destroy the keys they cover, then record the erasures.
+
+        Waits until the projectors applied the records too (ClickHouse text blanked).
+        """
+        if not requests:
+            return
+        eraser = DistributedEraser(self.runtime.producer.cipher)
+        records = [eraser.complete(request, changes) for request in requests]
+        self._apply(records)
+        self._count("erasures", len(records))
 
     def decide(self, command: Event) -> Event:
         return decision_of(command, [e for e in self._apply([command]) if command.event_id in e.causation_ids])
@@ -199,4 +214,3 @@ class DistributedBackend:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-

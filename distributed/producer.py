@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import Counter, OrderedDict
 from collections.abc import Mapping
 from datetime import datetime, timezone
@@ -35,6 +36,7 @@ from engram.schemas.codec import encode
 from engram.schemas.inputs import TurnInput, summary_request_for, to_turn_event
 from engram.schemas.topics import topic_for
 
+from .erasure import KeyGate, cipher_for
 from .sink import serve_callbacks
 from .topics import Namespace
 from .tracking import TYPE_HEADER
@@ -76,6 +78,11 @@ class TurnProducer:
                  summary: SummaryConfig = DEFAULT_CONFIG.summary,
                  config: Mapping[str, Any] | None = None, poll_thread: bool = True) -> None:
         self.namespace = namespace or Namespace()
+        self.cipher = cipher_for(bootstrap, self.namespace.prefix)
+        """Seals the user text of every record under its owner's key (`engram.distributed.erasure`)."""
+        self._buffer = buffer_messages
+        self._gate = KeyGate(self.cipher, self._produce, self._failed) if self.cipher is not None else None
+        """Holds the records of owners whose key is not here yet (fetched off the chat path)."""
         self.summary_checks = summary_checks
         self._sessions = _SessionCounters(summary)
         self.counters: Counter[str] = Counter()
@@ -119,9 +126,10 @@ class TurnProducer:
     def record(self, event: Event) -> bool:
         """Queue any edge event (a turn, a summary request, a user command); False if not queued."""
         try:
-            self._producer.produce(
-                self.namespace.topic(topic_for(event.type)), key=event.partition_key.encode(),
-                value=encode(event), headers=[(TYPE_HEADER, event.type.encode())], on_delivery=self._delivered)
+            if self._gate is None:
+                self._produce(event)
+            else:
+                self._gate.offer(event, self._buffer - len(self._producer))
         except BufferError:
             self._count("dropped")
             return False
@@ -131,6 +139,16 @@ class TurnProducer:
             return False
         self._count("queued")
         return True
+
+    def _produce(self, event: Event) -> None:
+        self._producer.produce(
+            self.namespace.topic(topic_for(event.type)), key=event.partition_key.encode(),
+            value=encode(event, self.cipher), headers=[(TYPE_HEADER, event.type.encode())], on_delivery=self._delivered)
+
+    def _failed(self, count: int, reason: str) -> None:
+        with self._lock:
+            self.counters["failed"] += count
+        log.warning("%d record(s) not sent: %s", count, reason)
 
     # -- delivery --------------------------------------------------------------------------
     def _delivered(self, err: KafkaError | None, msg: Message) -> None:
@@ -150,20 +168,28 @@ class TurnProducer:
 
     @property
     def pending(self) -> int:
-        """Records queued but not yet acknowledged or failed."""
-        return len(self._producer)
+        """Records queued but not yet acknowledged or failed (with those waiting for their owner's key)."""
+        return len(self._producer) + (self._gate.held if self._gate is not None else 0)
 
     def flush(self, timeout: float = 30.0) -> int:
         """Wait for queued records; returns how many are still pending."""
+        began = time.monotonic()
+        if self._gate is not None and not self._gate.drain(timeout):
+            return self.pending
         try:
-            return int(self._producer.flush(timeout))
+            return int(self._producer.flush(max(0.0, timeout - (time.monotonic() - began))))
         except Exception:  # noqa: BLE001
             log.exception("producer flush failed")
             return self.pending
 
     def close(self, timeout: float = 30.0) -> int:
-        """Flush, stop the poll thread; returns how many records were left undelivered."""
+        """Flush, stop the poll thread; returns how many records were left undelivered.
+
+        Records still waiting for their owner's key when the timeout ends count as failed.
+        """
         left = self.flush(timeout)
+        if self._gate is not None and self._gate.abandon("closing: no data key in time"):
+            left = self.pending
         self._stop.set()
         if self._poller.is_alive():
             self._poller.join(timeout=1.0)

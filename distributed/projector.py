@@ -45,6 +45,7 @@ from engram.schemas import topics as t
 from engram.schemas.base import Event
 from engram.schemas.codec import EventDecodeError, decode
 
+from .erasure import AnalyticsErasures, cipher_for
 from .kafka_retry import KafkaUnavailable, RetryPolicy, retrying
 from .topics import Namespace
 
@@ -105,6 +106,7 @@ class AnalyticsWriter:
         self.hold = hold
         self.idle_release = idle_release
         self._schema_ready = False
+        self.erasures = AnalyticsErasures()
         self._held: contextlib.ExitStack | None = None
         self._conn: Connection | None = None
         self._opened_at = self._written_at = 0.0
@@ -122,6 +124,7 @@ class AnalyticsWriter:
             self._schema_ready = True
         projector.apply_all(events)
         projector.flush()
+        self.erasures.apply(projector, events)  # after the rows it blanks are in
         self._written_at = time.monotonic()
         self.release_if_due()
         return len(events)
@@ -196,6 +199,7 @@ class ProjectorLoop:
         self.store = store or WeaviateStore.connect(settings.weaviate_url, settings.weaviate_grpc_port,
                                                     embedder.model_id, weaviate_prefix(settings.namespace))
         self.current = CurrentMemoryProjector(self.store, embedder)
+        self.cipher = cipher_for(settings.bootstrap, settings.namespace.prefix)
         self.analytics = AnalyticsWriter(settings.clickhouse) if settings.clickhouse else None
         self.counters: Counter[str] = Counter()
         self._stop = threading.Event()
@@ -243,7 +247,7 @@ class ProjectorLoop:
                 continue
             offsets[(topic, partition)] = offset + 1
             try:
-                event = decode(msg.value() or b"")
+                event = decode(msg.value() or b"", self.cipher)
             except EventDecodeError:
                 self.counters["undecodable"] += 1
                 continue

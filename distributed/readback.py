@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import orjson
 from confluent_kafka import Consumer, TopicPartition
 
+from engram.core.crypto import FieldCipher
 from engram.schemas import topics as t
 from engram.schemas.base import Event
 from engram.schemas.codec import EventDecodeError, decode
@@ -22,6 +23,7 @@ from engram.schemas.events import MemoryChanged
 from engram.schemas.memory import MemoryRecord
 
 from .app import stages_for
+from .erasure import cipher_for_topic
 from .kafka_retry import retrying
 from .offsets import committed_offsets, group_reader
 from .progress import PREFIX
@@ -116,6 +118,7 @@ def iter_topic(bootstrap: str, topic: str, timeout: float = 60.0) -> Iterator[Re
     ends = {p: end for (_, p), end in high_watermarks(bootstrap, [topic]).items() if end > 0}
     if not ends:
         return
+    cipher = cipher_for_topic(bootstrap, topic)
     consumer = _consumer(bootstrap)
     consumer.assign([TopicPartition(topic, p, 0) for p in ends])
     deadline = time.monotonic() + timeout
@@ -127,17 +130,17 @@ def iter_topic(bootstrap: str, topic: str, timeout: float = 60.0) -> Iterator[Re
                     continue
                 if offset + 1 >= ends.get(partition, 0):
                     ends.pop(partition, None)
-                yield _record(msg)
+                yield _record(msg, cipher)
         if ends:
             raise TimeoutError(f"could not read {topic} to its end within {timeout}s")
     finally:
         consumer.close()
 
 
-def _record(msg: object) -> Record:
+def _record(msg: object, cipher: FieldCipher | None) -> Record:
     value = msg.value() or b""  # type: ignore[attr-defined]
     try:
-        event: Event | None = decode(value)
+        event: Event | None = decode(value, cipher)
     except EventDecodeError:
         event = None
     return Record(msg.topic(), msg.partition(), msg.offset(), msg.timestamp()[1], value, event)  # type: ignore[attr-defined]

@@ -23,6 +23,9 @@ from engram.projections.projector import PROJECTED_TYPES, CurrentMemoryProjector
 from engram.projections.weaviate_store import WeaviateStore
 from engram.schemas import topics as t
 
+from engram.schemas.events import ErasureRecorded
+
+from .erasure import AnalyticsErasures
 from .readback import Record, iter_topic
 from .topics import Namespace
 
@@ -64,11 +67,14 @@ def rebuild_clickhouse(bootstrap: str, ns: Namespace, target: ClickHouseTarget,
         before = projector.state_hash()
         projector.drop_schema()
         projector.create_schema()
-        count = 0
+        count, erasures = 0, AnalyticsErasures()
         for record in merged_records(bootstrap, ns):
             count += 1
             if record.event is not None:
                 projector.apply(record.event)
+                if isinstance(record.event, ErasureRecorded):  # applied again where it happened
+                    projector.flush()
+                erasures.apply(projector, [record.event])
             if progress is not None:
                 progress(1)
         projector.flush()

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from engram.core.crypto import FieldCipher
 from engram.schemas.base import Event, Identifier, derive_id
 from engram.schemas.codec import EventDecodeError, decode, encode
 from engram.schemas.events import DeadLettered
@@ -91,8 +92,9 @@ class DecodeCache:
     Events are frozen, so sharing one decoded object between stages is safe; bounded, oldest dropped first.
     """
 
-    def __init__(self, size: int = 50_000) -> None:
+    def __init__(self, size: int = 50_000, cipher: FieldCipher | None = None) -> None:
         self.size = size
+        self.cipher = cipher
         self._items: dict[tuple[str, int, int], tuple[bytes, Event | EventDecodeError]] = {}
 
     def decode(self, record: Inbound) -> Event | EventDecodeError:
@@ -102,7 +104,7 @@ class DecodeCache:
         if found is not None and found[0] == value:
             return found[1]
         try:
-            event: Event | EventDecodeError = decode(value)
+            event: Event | EventDecodeError = decode(value, self.cipher)
         except EventDecodeError as exc:
             event = exc
         self._items[key] = (value, event)
@@ -116,9 +118,12 @@ class StageRunner:
 
     def __init__(self, processor: Processor, ctx: ProcessorContext, ns: Namespace,  # type: ignore[type-arg]
                  owns_dead_letter: DeadLetterOwner, recent_ids: int = DEFAULT_RECENT_IDS,
-                 cache_size: int = 20_000, decoded: DecodeCache | None = None) -> None:
+                 cache_size: int = 20_000, decoded: DecodeCache | None = None,
+                 cipher: FieldCipher | None = None) -> None:
         self.processor = processor
-        self.decoded = decoded or DecodeCache()
+        self.cipher = cipher
+        """Seals outputs and states under the owners' keys (`engram.distributed.erasure`); None: plain."""
+        self.decoded = decoded or DecodeCache(cipher=cipher)
         self.ctx = ctx
         self.ns = ns
         self.owns_dead_letter = owns_dead_letter
@@ -250,13 +255,14 @@ class StageRunner:
         if raw is None:
             return Entry(Applied(), None)
         state_type: type[BaseModel] = self.processor.state_type  # type: ignore[assignment]
-        return decode_entry(raw, state_type)
+        return decode_entry(raw, state_type, self.cipher, key)
 
     def _rebuild(self, slot: _Slot) -> None:
         """After a processor failure the state may be half-changed: redo this batch's events on the stored one."""
         self._cache.pop(slot.key, None)
         state_type: type[BaseModel] = self.processor.state_type  # type: ignore[assignment]
-        slot.entry = decode_entry(slot.base, state_type) if slot.base is not None else Entry(Applied(), None)
+        slot.entry = (decode_entry(slot.base, state_type, self.cipher, slot.key) if slot.base is not None
+                      else Entry(Applied(), None))
         for origin, event in slot.history:
             slot.entry.state, _ = self.processor.process(slot.entry.state, event, self.ctx)
             slot.entry.applied.record(origin, event.event_id, self.recent_ids)
@@ -266,7 +272,7 @@ class StageRunner:
             if slot.base is not None:
                 self._remember(slot.key, slot.base, slot.entry)
             return
-        raw = encode_entry(slot.entry)
+        raw = encode_entry(slot.entry, self.cipher, slot.key)
         result.writes.append(StateWrite(slot.key, slot.partition, raw))
         self._remember(slot.key, raw, slot.entry)
 
@@ -287,10 +293,10 @@ class StageRunner:
         topic, key = self.ns.topic(catalogue), event.partition_key.encode()
         headers = [(ORIGIN_HEADER, origin.header()), (TYPE_HEADER, event.type.encode())]
         if origin.tp != f"{record.topic}:{record.partition}":
-            return Outbound(topic, key, encode(event), headers)
+            return Outbound(topic, key, encode(event, self.cipher), headers)
         partition = self._partition(key, _PARTITIONS[catalogue])
         headers.append(link_header(batch.link(record).link(f"{topic}:{partition}", origin.position)))
-        return Outbound(topic, key, encode(event), headers, partition)
+        return Outbound(topic, key, encode(event, self.cipher), headers, partition)
 
     def _partition(self, key: bytes, partitions: int) -> int:
         """The keyed partitioner's choice, cached (murmur2 in Python costs tens of µs; keys are users)."""

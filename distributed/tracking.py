@@ -36,6 +36,10 @@ from typing import Generic, TypeVar
 import orjson
 from pydantic import BaseModel
 
+from engram.core.crypto import FieldCipher
+
+from .erasure import open_state, seal_state
+
 ORIGIN_HEADER = "engram-origin"
 TYPE_HEADER = "engram-type"
 DEFAULT_RECENT_IDS = 256
@@ -115,14 +119,22 @@ class Entry(Generic[S]):
     state: S | None
 
 
-def encode_entry(entry: Entry[S]) -> bytes:
-    """`applied` JSON, a newline, then the state's JSON (`null` for none); JSON never holds a raw newline."""
+def encode_entry(entry: Entry[S], cipher: FieldCipher | None = None, key: bytes = b"") -> bytes:
+    """`applied` JSON, a newline, then the state's JSON (`null` for none); JSON never holds a raw newline.
+
+    With a cipher the state's JSON is sealed under the owner's key (`key` is the table key,
+    `tenant/user`; see `engram.distributed.erasure`); `applied` stays readable.
+    """
     state = entry.state
     body = state.__pydantic_serializer__.to_json(state) if state is not None else b"null"
+    if cipher is not None:
+        body = seal_state(cipher, key, body)
     return entry.applied.to_json() + b"\n" + body
 
 
-def decode_entry(raw: bytes, state_type: type[S]) -> Entry[S]:
+def decode_entry(raw: bytes, state_type: type[S], cipher: FieldCipher | None = None, key: bytes = b"") -> Entry[S]:
+    """The entry back; a sealed state whose key is destroyed reads as no state."""
     head, _, body = raw.partition(b"\n")
+    body = open_state(cipher, key, body)
     state = None if body in (b"", b"null") else state_type.model_validate_json(body)
     return Entry(Applied.from_json(head), state)

@@ -12,6 +12,7 @@ from engram.streams.context import default_context
 from engram.streams.processor import ProcessorContext
 
 from .admin import TopicReport, ensure_topics
+from .keystore import keys_topic_spec
 from .app import WorkerSettings, _exit_now, build_app
 from .projector import ProjectorLoop, ProjectorSettings
 from .topics import Namespace, all_specs, catalogue_specs
@@ -31,7 +32,8 @@ def die_with_parent() -> None:
 
 def prepare_topics(bootstrap: str, ns: Namespace, role: str | None) -> TopicReport:
     """Create (idempotently) the catalogue topics and, for a processor role, its changelogs."""
-    return ensure_topics(bootstrap, all_specs(ns, role) if role else catalogue_specs(ns))
+    specs = all_specs(ns, role) if role else catalogue_specs(ns)
+    return ensure_topics(bootstrap, [*specs, keys_topic_spec(ns.prefix)])  # the data keys (engram.distributed.keystore)
 
 
 def run_worker(processors: WorkerSettings | None, projectors: ProjectorSettings | None = None, *,

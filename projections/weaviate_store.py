@@ -5,7 +5,12 @@ write, so `flush` reads the stored versions of the buffered objects first and
 drops anything older (the version guard); a single projector writes each
 tenant/user partition, so nothing races it. Keyword search runs BM25 on a
 `search_text` property holding Engram's own terms (CJK bigrams and stemmed
-words), so both stores rank keywords the same way.
+words), so both stores rank keywords the same way. With a master key configured
+(the distributed runtime: `ENGRAM_MASTER_KEY`) those terms, and the `topic`
+field, are stored blind: each term a keyed hash under a per-tenant index key
+(`engram.core.crypto.blind_terms`), one term one token, so BM25 ranks exactly
+as before while Weaviate's inverted index (whose LSM files keep a deleted
+memory's terms until Weaviate compacts them) never holds a word of the user.
 """
 
 from __future__ import annotations
@@ -14,10 +19,13 @@ import logging
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
+from engram.core.crypto import blind_terms, index_key
+from engram.core.erasure import encryption_enabled
+from engram.core.keystore import master_key, master_key_configured
 from engram.core.text import terms
 from engram.schemas.events import SummarySnapshotted
 from engram.schemas.memory import GlobalCard, MemoryRecord
@@ -38,6 +46,14 @@ READ_THREADS = 6
 """A recall's four independent reads plus the keyword half of its search, with room to spare."""
 
 
+def default_index_master() -> bytes | None:
+    """The master key when one is configured and encryption is on (then every process of a deployment
+    blinds the search terms the same way); None otherwise."""
+    if not encryption_enabled():
+        return None
+    return master_key() if master_key_configured() else None
+
+
 def _wvc() -> Any:
     import weaviate.classes as wvc
 
@@ -47,9 +63,13 @@ def _wvc() -> Any:
 class WeaviateStore:
     """Current memory in Weaviate behind the same port as the embedded store."""
 
-    def __init__(self, client: Any, embedding_model: str = "", prefix: str = "") -> None:
+    def __init__(self, client: Any, embedding_model: str = "", prefix: str = "",
+                 index_master: bytes | None | Literal["env"] = "env") -> None:
         self._client = client
         self.prefix = collection_prefix(prefix)
+        self._index_master = default_index_master() if index_master == "env" else index_master
+        """With a master key the search terms are blind (keyed hashes: `engram.core.crypto.blind_terms`)."""
+        self._index_keys: dict[str, bytes] = {}
         self._wvc = _wvc()
         self._embedding_model = embedding_model
         self._memories: dict[str, tuple[str, str, MemoryRecord, np.ndarray, str]] = {}
@@ -138,7 +158,7 @@ class WeaviateStore:
         where = self._where(tenant, user, status="active")
         meta = self._wvc.query.MetadataQuery
         coll = self._tenant(MEMORIES, tenant)
-        words = " ".join(terms(query))
+        words = " ".join(self._blind(tenant, terms(query)))
         # only the record blob comes back: the other properties would double the transfer and decode time;
         # the keyword search runs on a second thread while this one waits for the vector search
         sparse = self.read_pool.submit(
@@ -304,12 +324,22 @@ class WeaviateStore:
         return {
             "tenant_id": tenant, "user_id": user, "memory_id": r.memory_id, "agent_id": r.agent_id,
             "session_id": r.session_id, "layer": r.layer, "type": r.type.value, "slot": r.slot, "status": r.status,
-            "topic": r.topic or "", "search_text": " ".join(terms(searchable_text(r, context))),
+            "topic": " ".join(self._blind(tenant, [r.topic])) if r.topic else "",
+            "search_text": " ".join(self._blind(tenant, terms(searchable_text(r, context)))),
             "importance": r.importance, "confidence": r.confidence, "source_count": r.source_count,
             "version": r.version, "pinned": r.pinned, "last_seen_at": r.last_seen_at, "updated_at": r.updated_at,
             "source_message_ids": list(r.source_message_ids), "embedding_model": self._embedding_model,
             "record": r.model_dump_json(),
         }
+
+    def _blind(self, tenant: str, words: list[str]) -> list[str]:
+        """Search terms as stored: keyed hashes under the tenant's index key, or as they are without one."""
+        if self._index_master is None:
+            return words
+        key = self._index_keys.get(tenant)
+        if key is None:
+            key = self._index_keys[tenant] = index_key(self._index_master, f"weaviate|{self.prefix}|{tenant}")
+        return blind_terms(key, words)
 
     # -- reads ------------------------------------------------------------------------------
     def _query(self, collection: str, tenant: str, where: Any, limit: int, sort: Any = None,

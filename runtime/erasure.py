@@ -18,25 +18,18 @@ Keys live in `keys.db` beside `engram.db` (never in the log). Set
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from engram.core.crypto import FieldCipher
+from engram.core.erasure import ENCRYPTION_ENV, encryption_enabled, erasure_record  # noqa: F401 - re-exported
 from engram.core.keystore import SqliteKeyStore
-from engram.schemas.base import Event, derive_id
-from engram.schemas.events import ErasureRecorded, ErasureScope, ForgetRequested, MemoryChanged
+from engram.schemas.base import Event
+from engram.schemas.events import ErasureRecorded, ForgetRequested, MemoryChanged
 
 from .log import EventLog
 
-ENCRYPTION_ENV = "ENGRAM_ENCRYPTION"
 KEYS_FILE = "keys.db"
-
-
-def encryption_enabled(value: bool | None = None) -> bool:
-    if value is not None:
-        return value
-    return os.environ.get(ENCRYPTION_ENV, "on").strip().lower() not in {"off", "0", "false", "no"}
 
 
 def open_cipher(data_dir: Path | str, enabled: bool | None = None) -> FieldCipher | None:
@@ -51,12 +44,6 @@ def open_cipher(data_dir: Path | str, enabled: bool | None = None) -> FieldCiphe
 class _Pending:
     request: ForgetRequested
     memory_ids: list[str] = field(default_factory=list)
-
-
-def _scope(request: ForgetRequested) -> ErasureScope:
-    if request.everything:
-        return "everything"
-    return "memories" if request.memory_ids else "topic"
 
 
 class Eraser:
@@ -117,11 +104,5 @@ class Eraser:
             keys = 0
             if request.everything and self.cipher is not None:
                 keys = self.cipher.forget_owner(request.tenant_id, request.user_id)
-            ids = tuple(sorted(set(entry.memory_ids)))
-            records.append((ErasureRecorded(
-                event_id=derive_id(request.event_id, "erasure"), occurred_at=request.occurred_at,
-                tenant_id=request.tenant_id, user_id=request.user_id, causation_ids=(request.event_id,),
-                correlation_id=request.correlation_id, request_id=request.event_id, scope=_scope(request),
-                requested_by=f"{request.tenant_id}/{request.user_id}", memories_erased=len(ids),
-                memory_ids=ids, keys_destroyed=keys), request))
+            records.append((erasure_record(request, entry.memory_ids, keys), request))
         return records

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +11,11 @@ import pytest
 from tests.drivers import Driver, EmbeddedDriver
 
 pytest_plugins = ["tests.services"]
+
+TEST_MASTER_KEY = "7e57" * 16
+"""The distributed runtime refuses to start without a master key (ENGRAM_MASTER_KEY; see
+engram.distributed.keystore): the tests' workers and CLI commands inherit this one."""
+os.environ.setdefault("ENGRAM_MASTER_KEY", TEST_MASTER_KEY)
 
 RUNTIMES = ["embedded", "embedded-use", pytest.param("distributed", marks=[pytest.mark.kafka, pytest.mark.weaviate])]
 """`embedded-use`: the embedded runtime with the USE embedder (ENGRAM_EMBEDDER=use). The distributed param

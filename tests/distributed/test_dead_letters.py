@@ -7,7 +7,7 @@ from confluent_kafka import Producer
 
 from engram.distributed.readback import read_topic
 from engram.schemas import topics as t
-from engram.schemas.codec import decode, encode
+from engram.schemas.codec import encode
 from engram.schemas.events import DeadLettered
 from tests.distributed.conftest import Cluster
 from tests.distributed.helpers import edge_events, mismatch, reference
@@ -52,7 +52,7 @@ def test_poisoned_records_go_to_the_dead_letter_topic_and_the_partition_moves_on
     cluster.worker().start()
     cluster.wait_idle()
 
-    letters = [decode(r.value) for r in read_topic(cluster.bootstrap, cluster.ns.topic(t.DEAD_LETTERS))]
+    letters = [r.event for r in read_topic(cluster.bootstrap, cluster.ns.topic(t.DEAD_LETTERS))]  # opened (sealed)
     assert all(isinstance(x, DeadLettered) for x in letters)
     by_topic = {x.source_topic for x in letters}  # type: ignore[attr-defined]
     assert by_topic == {t.TURNS.name, t.COMMANDS.name}

@@ -18,6 +18,30 @@ def files_under(*roots: Path) -> list[Path]:
     return sorted(out)
 
 
+def _stored_bytes(path: Path) -> bytes:
+    """The file's bytes, holes left out: Kafka preallocates sparse index files of megabytes of zeros.
+
+    A hole reads as zeros, and no needle is all zeros; each data extent is followed by one zero byte
+    (the last byte of a UTF-16 needle may be the first zero after its extent).
+    """
+    with path.open("rb") as handle:
+        fd, size = handle.fileno(), os.fstat(handle.fileno()).st_size
+        parts, offset = [], 0
+        while offset < size:
+            try:
+                start = os.lseek(fd, offset, os.SEEK_DATA)
+            except OSError:  # no data after offset (ENXIO), or no SEEK_DATA here: read the rest
+                if offset == 0 and not hasattr(os, "SEEK_DATA"):
+                    return handle.read()
+                break
+            end = os.lseek(fd, start, os.SEEK_HOLE)
+            handle.seek(start)
+            parts.append(handle.read(end - start))
+            parts.append(b"\x00")
+            offset = end
+        return b"".join(parts)
+
+
 def _forms(needle: str) -> set[bytes]:
     return {needle.encode("utf-8"), needle.encode("utf-16-le"), needle.encode("unicode_escape"),
             needle.lower().encode("utf-8")}
@@ -29,7 +53,7 @@ def find(needles: Iterable[str], *roots: Path) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {n: [] for n in wanted}
     for path in files_under(*roots):
         try:
-            data = path.read_bytes()
+            data = _stored_bytes(path)
         except OSError:
             continue
         low = data.lower()
