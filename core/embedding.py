@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 from .text import _CJK_CLASS, EN_STOPWORDS, _stem
+from .text_caches import register_owner
 
 if TYPE_CHECKING:
     from .config import EngramConfig
@@ -51,6 +52,10 @@ class HashingEmbedder:
         self.dimensions = dimensions
         self.model_id = f"engram-hashing-v1-{dimensions}"
         self._one = lru_cache(maxsize=200_000)(self._embed_one)
+        register_owner(self)
+
+    def clear_text_cache(self) -> None:
+        self._one.cache_clear()
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:

@@ -35,6 +35,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from .text_caches import registered
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,6 +351,7 @@ def find_pii(text: str) -> list[tuple[int, int, str]]:
     return list(_find_pii(text))
 
 
+@registered
 @lru_cache(maxsize=32768)
 def _find_pii(text: str) -> tuple[tuple[int, int, str], ...]:
     """All `(start, end, rule)` spans of personal data in `text`, sorted, never overlapping.

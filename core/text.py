@@ -11,6 +11,7 @@ import math
 import re
 import unicodedata
 from functools import lru_cache
+from .text_caches import registered
 
 _CJK_RANGES = (
     (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x3040, 0x30FF), (0xAC00, 0xD7AF),
@@ -42,6 +43,7 @@ def has_cjk(text: str) -> bool:
     return _CJK_RE.search(text) is not None
 
 
+@registered
 @lru_cache(maxsize=65536)
 def normalize(text: str) -> str:
     """NFKC, lower case, punctuation and white space folded to single spaces."""
@@ -54,6 +56,7 @@ def compact(text: str) -> str:
     return normalize(text).replace(" ", "")
 
 
+@registered
 @lru_cache(maxsize=65536)
 def terms(text: str) -> tuple[str, ...]:
     """Search terms: Latin words (minus stop words) and CJK bigrams."""

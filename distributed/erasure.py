@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 from engram.core.crypto import FieldCipher
 from engram.core.keystore import owner_of
 from engram.core.erasure import encryption_enabled, erasure_record
+from engram.core.text_caches import clear_text_caches
 from engram.schemas import topics as t
 from engram.schemas.base import Event
 from engram.schemas.events import ErasureRecorded, ForgetRequested, MemoryChanged
@@ -219,6 +220,7 @@ class DistributedEraser:
         keys = 0
         if request.everything and self.cipher is not None:
             keys = self.cipher.forget_owner(request.tenant_id, request.user_id)
+        clear_text_caches()
         return erasure_record(request, memory_ids, keys)
 
 

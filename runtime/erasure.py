@@ -24,6 +24,7 @@ from pathlib import Path
 from engram.core.crypto import FieldCipher
 from engram.core.erasure import ENCRYPTION_ENV, encryption_enabled, erasure_record  # noqa: F401 - re-exported
 from engram.core.keystore import SqliteKeyStore
+from engram.core.text_caches import clear_text_caches
 from engram.schemas.base import Event
 from engram.schemas.events import ErasureRecorded, ForgetRequested, MemoryChanged
 
@@ -105,4 +106,6 @@ class Eraser:
             if request.everything and self.cipher is not None:
                 keys = self.cipher.forget_owner(request.tenant_id, request.user_id)
             records.append((erasure_record(request, entry.memory_ids, keys), request))
+        if records:
+            clear_text_caches()
         return records

@@ -12,6 +12,7 @@ import re
 from functools import lru_cache
 
 from engram.core.config import FilterConfig
+from engram.core.text_caches import registered
 from engram.schemas.events import SkipReason
 from engram.schemas.memory import Role
 
@@ -62,6 +63,7 @@ def has_user_signal(text: str) -> bool:
     return _has_word(_EN_USER_SIGNAL, text.lower())
 
 
+@registered
 @lru_cache(maxsize=4096)
 def has_decision_signal(text: str) -> bool:
     """A confirmation/decision signal in assistant text ("已确认", "we'll go with"…)."""

@@ -25,6 +25,7 @@ from functools import lru_cache
 from engram.core.config import SummaryConfig
 from engram.core.ports import SummaryMessage, SummaryResult
 from engram.core.text import compact, terms
+from engram.core.text_caches import registered
 from engram.schemas.memory import MemoryType, SummarySections, is_single_valued, slot_key
 
 from .filters import has_decision_signal
@@ -231,6 +232,7 @@ class _Superseder:
         return bool(_NEGATION_RE.search(item)) != self.negated
 
 
+@registered
 @lru_cache(maxsize=4096)
 def _superseder(draft: Draft) -> _Superseder:
     return _Superseder(draft)

@@ -15,6 +15,7 @@ import re
 from functools import lru_cache
 from dataclasses import dataclass
 
+from engram.core.text_caches import registered
 from engram.schemas.memory import Candidate, MemoryRecord
 
 ZH_HABIT_VERBS = "喝|吃|用|玩|看|学|听|骑|坐|打|练|跑|抽"
@@ -37,6 +38,7 @@ class Switch:
     chinese: bool
 
 
+@registered
 @lru_cache(maxsize=16384)
 def parse_switch(content: str) -> Switch | None:
     """The switch a normalised statement makes, if it is one."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from engram.core.text_caches import registered
 from engram.schemas.memory import MemoryType, Role
 
 from . import en_turn, zh
@@ -39,6 +40,7 @@ def extract_drafts(role: Role, text: str, decision_signal: bool = True) -> tuple
     return _drafts(role, prepared)
 
 
+@registered
 @lru_cache(maxsize=16384)
 def _drafts(role: Role, prepared: str) -> tuple[Draft, ...]:
     if role == "assistant":
