@@ -6,8 +6,11 @@ each recent turn, the turn before it in its session when another speaker
 under that text too (`context`, keyword channel) and with a vector that leans
 towards it (`own + CONTEXT_WEIGHT·previous`, normalised). "What did you do
 last weekend?" / "Went hiking with my dog" is then found by "weekend". The
-memory returned is the memory itself. Only the log decides the context, so a
-replay rebuilds the same index.
+memory returned is the memory itself. A memory is also found by the words it
+was written from: the (redacted) text of its source turns joins its keyword
+keys, so a note phrased in other words than the user's ("User values family")
+still matches the user's own words ("my kids mean everything to me"). Only the
+log decides the context, so a replay rebuilds the same index.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ class CurrentMemoryProjector:
         self.context_weight = context_weight
         self._last_turn: OrderedDict[tuple[str, str, str], tuple[str, str]] = OrderedDict()
         self._answers: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+        self._said: OrderedDict[tuple[str, str, str], str] = OrderedDict()
 
     def apply(self, event: Event, position: int) -> None:
         """Project one event; `position` is its place in the log (orders recent turns)."""
@@ -74,17 +78,19 @@ class CurrentMemoryProjector:
         elif event.after is not None:
             record = event.after
             first = record.source_message_ids[0] if record.source_message_ids else ""
-            context = self._answers.get((event.tenant_id, event.user_id, first), "")
+            answered = self._answers.get((event.tenant_id, event.user_id, first), "")
             vector = embed_text(self.embedder, record.content)
-            if context and self.context_weight:
-                mixed = vector + self.context_weight * embed_text(self.embedder, context)
+            if answered and self.context_weight:
+                mixed = vector + self.context_weight * embed_text(self.embedder, answered)
                 norm = float(np.linalg.norm(mixed))
                 vector = (mixed / norm if norm else mixed).astype(np.float32)
+            said = [self._said.get((event.tenant_id, event.user_id, m), "") for m in record.source_message_ids[:3]]
+            context = " ".join(text for text in (answered, *said) if text)
             self.store.upsert_memory(event.tenant_id, event.user_id, record, vector, context)
 
     def _forget_turns(self, tenant: str, user: str) -> None:
         """The turn texts kept for context go with the user's recent turns."""
-        for cache in (self._answers, self._last_turn):
+        for cache in (self._answers, self._last_turn, self._said):
             for key in [k for k in cache if k[0] == tenant and k[1] == user]:
                 del cache[key]
 
@@ -125,3 +131,6 @@ class CurrentMemoryProjector:
         self._last_turn[key] = (speaker, content)
         if len(self._last_turn) > REMEMBERED_TURNS:
             self._last_turn.popitem(last=False)
+        self._said[(tenant, user, message_id)] = content
+        if len(self._said) > REMEMBERED_TURNS:
+            self._said.popitem(last=False)
