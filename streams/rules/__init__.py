@@ -15,6 +15,7 @@ from engram.schemas.memory import MemoryType, Role
 from . import en_turn, zh
 from .assistant import assistant_drafts
 from .common import CJK, Draft, entities_in, keywords_of, prepare, shorten
+from .narrative import attachments
 
 __all__ = ["Draft", "extract_drafts", "FALLBACK_CONFIDENCE"]
 
@@ -48,8 +49,11 @@ def _drafts(role: Role, prepared: str) -> tuple[Draft, ...]:
 
 
 def _user_drafts(text: str) -> list[Draft]:
-    """Each run of the turn read by the rules of its own language (code-switching)."""
-    drafts: list[Draft] = []
+    """Each run of the turn read by the rules of its own language (code-switching).
+
+    Described attachments ("[image: …]") are taken out first and noted on their own (`narrative.attachments`).
+    """
+    text, drafts = attachments(text)
     carried = False
     for run, chinese in script_runs(text):
         leftovers: list[str] = []

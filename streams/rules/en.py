@@ -275,8 +275,9 @@ def _main_goal(m: re.Match[str]) -> Draft | None:
 
 
 def _goal(m: re.Match[str]) -> Draft | None:
+    """A plan; "I've been going to a choir" is a habit, not a plan (left to the event notes)."""
     obj = en_object(m.group("v"))
-    if len(obj) < 3 or _ONE_OFF.match(obj):
+    if len(obj) < 3 or _ONE_OFF.match(obj) or re.search(r"\bbeen\s+(?:going to|gonna)\b", m.group(0), _I):
         return None
     return Draft(T.USER_GOAL, third_person(m.group(0)), 0.8, None, topic_of(obj), False, entities_in(obj))
 

@@ -17,6 +17,11 @@
 - Leftovers: first-person informative clauses no rule matched (events
   included: "I went to a support group yesterday"), in the third person,
   one per clause.
+- Narrative chat (`narrative`): fronted time phrases, dropped subjects before
+  a past verb or a plan, event notes (past/perfect first-person clauses are
+  kept even in a sentence that names a moment), values, motives, experiences
+  through the object ("Painting helped me …"), shared photos; phatic clauses
+  (greetings, thanks, compliments, wishes) give nothing.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from engram.schemas.memory import MemoryType as T
 from .common import Draft, entities_in, sentences
 from .en import _JOBS, match_clause, strip_lead
 from .mood import is_hypothetical, is_momentary, is_sarcastic
+from .narrative import (dated, dropped_subject, front_time, is_event, is_gerund_subject, is_phatic,
+                        is_presentative, is_task, narrative_draft)
 from .person import _objects, third_person
 
 _I = re.IGNORECASE
@@ -40,6 +47,7 @@ _CLAUSE_SPLIT = re.compile(
     _I,
 )
 _FIRST = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|we've|my)\b", _I)
+_FIRST_SUBJECT = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|we've)\b", _I)
 _OTHER = re.compile(r"^(?:he|she|they|his|her|their|they're|he's|she's|that's|this is|these|those|you|your)\b", _I)
 _IT = re.compile(r"^it(?:'s|\s+is|\s+was)?\b\s*", _I)
 _DROPPED_SUBJECT = re.compile(
@@ -107,19 +115,23 @@ class _Turn:
     named: bool = False
     job_change: bool = False
     """The turn says the user changed jobs ("I left X", "joined"): "now I'm at Y" is the new employer."""
+    task: bool = False
+    """The turn asks the assistant for help: side events are context, not notes."""
 
 
 def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
     """Drafts from an English user turn; unmatched first-person statements go to `leftovers`."""
     out: list[Draft] = []
-    for sentence, is_question in sentences(text):
+    split = sentences(text)
+    task = any(is_task(strip_lead(sentence)) for sentence, _ in split)
+    for sentence, is_question in split:
         if is_hypothetical(sentence) or is_sarcastic(sentence):
             continue
         clauses = _clauses(sentence)
-        if is_question or _REQUEST.match(strip_lead(sentence)):
+        if is_question or _REQUEST.match(strip_lead(sentence)) and not is_presentative(strip_lead(sentence)):
             clauses = _statements_before_question(clauses)
         momentary = is_momentary(sentence)
-        turn = _Turn(job_change=bool(_JOB_CHANGE.search(text)))
+        turn = _Turn(job_change=bool(_JOB_CHANGE.search(text)), task=task)
         for clause in clauses:
             _clause(clause, turn, out, leftovers, momentary)
     return out
@@ -142,6 +154,14 @@ def _statements_before_question(clauses: list[str]) -> list[str]:
 
 def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], momentary: bool) -> None:
     body = strip_lead(clause)
+    if not body or is_phatic(body):
+        return
+    body, when = front_time(body)
+    if not _FIRST_SUBJECT.match(body) and turn.subject != "other":
+        narrative = _embedded_preference(body) or narrative_draft(body, when)
+        if narrative is not None:
+            out.append(narrative)
+            return
     relative = _RELATIVE.match(body)
     if relative:
         turn.subject = "other"
@@ -154,14 +174,25 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
     for part in _role_parts(body):
         draft = match_clause(part)
         if draft is None:
-            if turn.subject == "user" and _FIRST.match(part) and not momentary:
-                _leftover(part, leftovers)
+            event = is_event(part)
+            if turn.subject == "user" and _FIRST.match(part) and (not momentary or event) and not (turn.task and event):
+                _leftover(part, leftovers, when)
             continue
         if momentary and draft.type is T.USER_GOAL:
             continue
         out.append(draft)
         turn.named = turn.named or draft.attribute == "name"
         turn.antecedent = (draft.entities[0] if draft.entities else "") or turn.antecedent
+
+
+_EMBEDDED_LIKE = re.compile(r"\b(?:why|that|how much|because)\s+(?P<c>(?:i|we)\s+(?:really\s+|just\s+)?"
+                            r"(?:love|enjoy|like|adore|prefer)\s+.+)$", _I)
+
+
+def _embedded_preference(clause: str) -> Draft | None:
+    """ "It reminds me why I love hiking": the embedded first-person liking is read on its own."""
+    m = _EMBEDDED_LIKE.search(clause)
+    return match_clause(m.group("c")) if m else None
 
 
 def _resolve(body: str, turn: _Turn) -> str:
@@ -182,17 +213,21 @@ def _resolve(body: str, turn: _Turn) -> str:
 
 
 def _implicit(body: str, turn: _Turn) -> str:
-    role = _AS_ROLE.match(body)
+    role = None if is_gerund_subject(body) else _AS_ROLE.match(body)
     if role:
         turn.subject = "user"
         return f"I'm {role.group('v')}"
     if turn.named and _APPOSITION.match(body):
         return f"I'm {body}"
+    restored = dropped_subject(body) if turn.subject in ("", "user") else None
+    if restored is not None:
+        turn.subject = "user"
+        return restored
     verb = _DROPPED_SUBJECT.match(body)
-    if verb and turn.subject in ("", "user"):
+    if verb and turn.subject in ("", "user") and not is_gerund_subject(body):
         turn.subject = "user"
         return ("I'm " if verb.group("verb").lower().endswith("ing") or verb.group("verb").lower() == "based"
-                else "I ") + body
+                else "I ") + body[:1].lower() + body[1:]
     return body if turn.subject != "other" else ""
 
 
@@ -226,12 +261,17 @@ def relative_draft(body: str) -> Draft:
     return Draft(T.USER_FACT, text, 0.7, "family", None, False, entities_in(text, prose=True))
 
 
-def _leftover(clause: str, leftovers: list[str]) -> None:
-    if re.search(r"\byou\b", clause, _I):
+_ADDRESSED = re.compile(r"^(?:[\w']+\W+){1,4}?(?:you|your|you're|ya)\b", _I)
+"""A first-person clause addressed to the other person ("I'm proud of you", "I hope you…"); "you" further on,
+in a relative clause ("I finished the book you recommended"), leaves the clause about the user."""
+
+
+def _leftover(clause: str, leftovers: list[str], when: str = "") -> None:
+    if _ADDRESSED.match(clause) or re.search(r"\byou\b", clause, _I) and not is_event(clause):
         return
     count = content_words(clause)
-    if count > 1 or (count and len(_WORD.findall(clause)) > 4):
-        leftovers.append(third_person(clause))
+    if count > 1 or (count and len(_WORD.findall(clause)) > 4) or (when and is_event(clause)):
+        leftovers.append(dated(third_person(clause), when))
 
 
 def content_words(text: str) -> int:

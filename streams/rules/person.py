@@ -8,6 +8,8 @@ _I = re.IGNORECASE
 _FIXED: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern, _I), replacement)
     for pattern, replacement in (
+        (r"^i\s+wanna\b", "User wants to"),
+        (r"^i\s*'\s*m\s+gonna\b|^i am gonna\b", "User is going to"),
         (r"^i\s*'\s*m\b|^i am\b", "User is"),
         (r"^i\s*'\s*ve\b|^i have\b", "User has"),
         (r"^i\s*'\s*ll\b|^i will\b", "User will"),
@@ -23,19 +25,24 @@ _FIXED: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )
 _LEADING_VERB = re.compile(r"^i\s+(?P<adv>(?:(?:only|really|also|still|just|usually|always|often|never|sometimes|"
-                           r"normally|typically|regularly|mostly|generally|actually|now)\s+)*)(?P<verb>[a-z]+)\b", _I)
+                           r"normally|typically|regularly|mostly|generally|actually|now|finally|recently|even|once|first|already|"
+                           r"totally|eventually|both|all)\s+)*)(?P<verb>[a-z]+)\b", _I)
 _MODALS = frozenset("can could should would will must might may shall need".split())
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is"}
 _PAST = frozenset(
     """went was were had got made took saw did said came gave found knew thought told became left felt
     brought began kept held wrote stood heard let meant met ran paid sat spoke led read grew lost fell
     sent built understood drew broke spent cut drove bought wore chose ate drank sang won taught caught
-    fought threw flew forgot slept rode shot hit quit put""".split()
+    fought threw flew forgot slept rode shot hit quit put swam rang knew blew tore swore stole froze woke rose
+    bit hid slid lit fed fled sold bound wound ground sought dealt knelt swept wept lent bent burnt learnt dreamt
+    spat shook forgave sank stank shrank""".split()
 )
 _OBJECT_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bmyself\b", _I), "themselves"),
     (re.compile(r"\bmy\b", _I), "their"),
     (re.compile(r"\bmine\b", _I), "theirs"),
+    (re.compile(r"\bourselves\b", _I), "themselves"),
+    (re.compile(r"\bour\b", _I), "their"),
     (re.compile(r"\bme\b", _I), "them"),
     (re.compile(r"\bI'm\b"), "they're"),
     (re.compile(r"\bI\b"), "they"),
@@ -65,7 +72,8 @@ def third_person(clause: str) -> str:
             return _objects(new)
     m = _LEADING_VERB.match(text)
     if m is not None:
-        text = f"User {m.group('adv')}{conjugate(m.group('verb'))}{text[m.end():]}"
+        verb = m.group("verb") if text[m.end():].startswith("'t") else conjugate(m.group("verb"))
+        text = f"User {m.group('adv')}{verb}{text[m.end():]}"
     return _objects(text)
 
 

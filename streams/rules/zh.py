@@ -23,7 +23,16 @@ _LEAD = re.compile(
     r"说实话|实际上|老实说|总之|话说|那么|就是|顺便说一下|顺便)[,，]?)+"
 )
 _SELF = re.compile(r"^(?:我们|我|本人|俺)")
-_TIME_SELF = re.compile(r"^(?P<t>最近|现在|目前|今年|明年|去年|昨天|今天|明天|上周|下周|周末|平时)(?:我们|我)")
+_TIME_SELF = re.compile(
+    r"^(?P<t>最近|现在|目前|今年|明年|去年|前天|昨天|昨晚|今天|今早|明天|前几天|几天前|[一二三四五六七八九十两\d]+(?:天|周|个月|年)前|"
+    r"(?:上|下|这)(?:个)?(?:周末|星期|礼拜|周|月)|周末|平时|刚才|刚刚)(?:我们|我)"
+)
+"""A time phrase before the subject ("上周末我去了…") is kept at the front of the note: "用户上周末去了…"."""
+_VALUE = re.compile(
+    r"^(?:对(?:我|我们)(?:来说|而言))?(?P<x>[^,，。我你他她]{1,16}?)(?:对(?:我|我们)(?:来说|而言)?)?(?:是|真的|也|都)?"
+    r"(?:最|很|非常|特别|十分|超级|真的很|格外)?(?:重要|珍贵|宝贵|有意义)(?:的)?(?:了)?$"
+)
+"""Values: "对我来说，家人最重要" / "健康对我很重要" -> "用户看重家人" (the 对我 part is required)."""
 _OTHER_SUBJECT = re.compile(r"^(?:你们|你|您|他们|她们|它们|他|她|它|这个|那个|这|那|大家|别人|有人|[A-Za-z]+\s*(?:说|觉得|认为))")
 _RELATIVE = re.compile(
     r"^(?:的)?(?P<rel>老婆|老公|妻子|丈夫|爱人|女朋友|男朋友|对象|爸爸|妈妈|爸|妈|父亲|母亲|父母|哥哥|哥|姐姐|姐|弟弟|弟|"
@@ -376,6 +385,7 @@ def user_drafts(text: str, leftovers: list[str], carried: bool = False) -> list[
     out: list[Draft] = []
     explicit_self = carried
     job_change = bool(_JOB_CHANGE.search(text))
+    text = re.sub(r"(对(?:我|我们)(?:来说|而言))[,，]\s*", r"\1", text)
     for sentence, is_question in sentences(_NOT_BUT.sub(r"\1\2", squeeze_cjk(text))):
         if is_hypothetical(sentence) or is_sarcastic(sentence):
             continue
@@ -392,6 +402,12 @@ def _clause(clause: str, carried: bool, out: list[Draft], leftovers: list[str], 
             job_change: bool) -> bool:
     """Handle one clause; returns whether the user is (still) the explicit subject."""
     body = _LEAD.sub("", clause)
+    value = _VALUE.match(body) if "对我" in body else None
+    if value is not None:
+        what = zh_object(value.group("x")).removesuffix("的").removesuffix("是")
+        if what:
+            out.append(Draft(T.USER_PREFERENCE, f"用户看重{what}", 0.7, None, topic_of(what), False, entities_in(what)))
+            return carried
     topic = _TOPIC_LEAD.match(body)
     if topic is not None:
         body = body[topic.end():]
