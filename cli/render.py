@@ -57,8 +57,9 @@ ITEM_ID_NAMES = {"memory": "memory_id", "persona": "memory_id", "global": "card_
 
 
 def memory_dict(record: MemoryRecord) -> dict[str, Any]:
+    """A memory for `--json`. `id` is the deprecated name of `memory_id`, kept for scripts of the first release."""
     return {
-        "memory_id": record.memory_id, "type": record.type.value, "slot": record.slot, "layer": record.layer,
+        "memory_id": record.memory_id, "id": record.memory_id, "type": record.type.value, "slot": record.slot, "layer": record.layer,
         "content": record.content, "confidence": record.confidence, "importance": record.importance,
         "source_count": record.source_count, "status": record.status, "pinned": record.pinned,
         "topic": record.topic, "negated": record.negated, "conflict_with": list(record.conflict_with),
@@ -84,7 +85,8 @@ def recall_dict(result: "RecallResult") -> dict[str, Any]:
         "context": result.memory_section,
         "sections": {
             kind: [
-                {"item_id": i.item_id, ITEM_ID_NAMES[i.kind]: i.item_id, "kind": i.kind, "text": i.text, "score": round(i.score, 4), "tokens": i.tokens,
+                {"item_id": i.item_id, ITEM_ID_NAMES[i.kind]: i.item_id, "id": i.item_id, "kind": i.kind,
+                 "text": i.text, "score": round(i.score, 4), "tokens": i.tokens,
                  "source_message_ids": list(i.source_message_ids), "conflict": i.conflict_note or None,
                  **i.details}
                 for i in result.items if i.kind in kinds

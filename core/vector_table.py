@@ -80,7 +80,8 @@ class VectorTable:
 
     def top(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
         """The `limit` best (id, score) pairs, best first, equal scores by id. Of the vectors tied with
-        the `limit`-th score, those stored first are taken (deterministic for a given write history)."""
+        the `limit`-th score, the smallest ids are taken, so the choice does not depend on the order the
+        vectors were stored in (an index rebuilt after a restart picks the same ones)."""
         n = len(self._ids)
         if not n or limit <= 0:
             return []
@@ -90,7 +91,8 @@ class VectorTable:
         else:
             kth = np.partition(scores, n - limit)[n - limit]
             above = np.flatnonzero(scores > kth)
-            tied = np.flatnonzero(scores == kth)[: limit - len(above)]
+            tied_all = np.flatnonzero(scores == kth)
+            tied = np.array(sorted(tied_all.tolist(), key=lambda i: self._ids[i])[: limit - len(above)], dtype=np.int64)
             chosen = np.concatenate([above, tied])
         ids = self._ids
         pairs = [(ids[i], s) for i, s in zip(chosen.tolist(), scores[chosen].tolist())]

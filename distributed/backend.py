@@ -61,6 +61,7 @@ class DistributedBackend:
         self._card_lock = threading.RLock()
         self._counts: Counter[str] = Counter()
         self._counts_lock = threading.Lock()
+        self._applied_lock = threading.Lock()  # opening the waiter talks to Kafka: not under the counts lock
         self._served: OrderedDict[str, Event] = OrderedDict()
 
     @classmethod
@@ -74,7 +75,7 @@ class DistributedBackend:
     @property
     def applied(self) -> SharedWaiter:
         """The process's one applied-waiter (opened on first write)."""
-        with self._counts_lock:
+        with self._applied_lock:
             if self.runtime.applied is None:
                 e = self.runtime.endpoints
                 self.runtime.applied = SharedWaiter(e.bootstrap, e.namespace)

@@ -237,7 +237,7 @@ class EmbeddedStore:
         deleted = 0
         for table in ("proj_summaries", "proj_turns"):
             deleted += self._db.execute(f"DELETE FROM {table} WHERE tenant=? AND user=?", (tenant, user)).rowcount
-        self._drop_read_caches()
+        self._drop_user_caches(tenant, user)
         return deleted
 
     # -- housekeeping -----------------------------------------------------------
@@ -283,6 +283,12 @@ class EmbeddedStore:
         self._known_users.clear()
         self._known_sessions.clear()
         self._drop_read_caches()
+
+    def _drop_user_caches(self, tenant: str, user: str) -> None:
+        self._cards.pop((tenant, user), None)
+        for cache in (self._summaries, self._recent):
+            for key in [k for k in cache if k[:2] == (tenant, user)]:
+                del cache[key]
 
     def _drop_read_caches(self) -> None:
         self._cards.clear()

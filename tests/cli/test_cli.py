@@ -215,8 +215,8 @@ def test_the_json_names_ids_as_every_other_surface(run, tmp_path: Path) -> None:
     path.write_text(_line("m1", "I live in Porto") + "\n", encoding="utf-8")
     run("ingest", str(path))
     memory = json.loads(run("memories", "--tenant", "t1", "--user", "u1", "--json").output)[0]
-    assert "id" not in memory and memory["memory_id"]
+    assert memory["memory_id"] and memory["id"] == memory["memory_id"]  # `id`: deprecated alias
     recall = json.loads(run("recall", "--tenant", "t1", "--user", "u1", "--agent", "a1", "--session", "s2",
                             "--json", "Where do I live?").output)
     item = recall["sections"]["long_term"][0]
-    assert item["item_id"] == item["memory_id"] == memory["memory_id"] and "id" not in item
+    assert item["item_id"] == item["memory_id"] == memory["memory_id"] == item["id"]

@@ -69,3 +69,16 @@ def test_top_is_best_first_with_ties_by_id_and_respects_the_limit() -> None:
     assert table.top(base, 0) == [] and VectorTable(4).top(base, 3) == []
     table.remove("a")
     assert [k for k, _ in table.top(base, 3)] == ["b", "c", "y"]
+
+
+def test_ties_at_the_cut_are_taken_by_id_whatever_order_the_vectors_were_stored_in() -> None:
+    same = np.zeros(8, dtype=np.float32)
+    same[0] = 1.0
+    keys = [f"m{i:02d}" for i in range(10)]
+    picks = []
+    for order in (keys, list(reversed(keys))):
+        table = VectorTable(8)
+        for key in order:
+            table.put(key, same)
+        picks.append([k for k, _ in table.top(same, 3)])
+    assert picks[0] == picks[1] == ["m00", "m01", "m02"]
