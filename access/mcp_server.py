@@ -189,6 +189,7 @@ class EngramMCP:
                             question=question)
         response = await self._call(self.access.recall, self._who(ctx), query)
         return response.model_dump(include={"recall_id", "context", "injected", "items", "recent", "degraded",
+                                            "deadline_exceeded", "missed",
                                             "user_known", "session_known"})
 
 

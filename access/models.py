@@ -110,17 +110,22 @@ class RecallResponse(_Response):
     retrieval_ms: float = 0.0
     build_ms: float = 0.0
     deadline_exceeded: bool = False
-    degraded: bool = Field(default=False, description="recall failed or ran out of time: the context is empty")
+    degraded: bool = Field(default=False, description="recall failed or ran out of time: the context is empty "
+                           "or lacks the parts listed in `missed`")
+    missed: list[str] = Field(default_factory=list, description="retrieval parts not ready by the deadline "
+                              "(known, cards, memories, summary, recent): the context is assembled without them")
     user_known: bool = Field(default=True, description="false: nothing is recorded for this user yet (a new "
                              "user, not an error): the context is empty")
     session_known: bool = Field(default=True, description="false: the session has no turn yet (a new session, "
                                 "not an error): long-term memory only, no summary and no recent window")
 
     @classmethod
-    def empty(cls, query: RecallQuery, recall_id: str = "") -> RecallResponse:
+    def empty(cls, query: RecallQuery, recall_id: str = "", *, deadline_exceeded: bool = False,
+              missed: list[str] | None = None) -> RecallResponse:
         """Nothing recalled: the question alone (plus the caller's system prompt)."""
         system = [ChatMessage(role="system", content=query.system_prompt)] if query.system_prompt.strip() else []
         return cls(recall_id=recall_id, context="", injected=False, degraded=True,
+                   deadline_exceeded=deadline_exceeded, missed=missed or [],
                    messages=[*system, ChatMessage(role="user", content=query.question)])
 
 

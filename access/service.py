@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from engram.core.embedding import embed_text
 from engram.projections.ports import MemoryStore, SearchHit
+from engram.recall.deadline import PARTS
 from engram.recall.service import RecallRequest, RecallResult
 from engram.schemas.base import Event
 from engram.schemas.events import (
@@ -118,19 +119,32 @@ class AccessService:
                                 self.clock(), query.message_id, query.memory_enabled, query.token_budget,
                                 query.limit)
         deadline = (query.deadline_ms or self.backend.config.recall.deadline_ms) - spent_ms
-        result = self.backend.recall(request, deadline) if deadline > 0 else None
-        if deadline <= 0:
-            self.metrics.add("recall.deadline_spent_queued")
         self.metrics.add("recall.served")
+        if deadline <= 0:  # the queue ate the deadline: degrade without reading
+            self.metrics.add("recall.deadline_spent_queued")
+            self.metrics.add("recall.degraded")
+            self._note_missed(query, list(PARTS))
+            return RecallResponse.empty(query, deadline_exceeded=True, missed=list(PARTS))
+        result = self.backend.recall(request, deadline)
         if result is None:
             self.metrics.add("recall.degraded")
             return RecallResponse.empty(query)
         self.metrics.add("recall.injected" if result.items else "recall.nothing_injected")
         if result.deadline_exceeded:
             self.metrics.add("recall.deadline_exceeded")
+        if result.missed:
+            self.metrics.add("recall.degraded")
+            self._note_missed(query, result.missed)
         self.note_unknown("recall", query.tenant, query.user, query.session, result.user_known,
                           result.session_known)
         return recall_response(result, query.system_prompt)
+
+    def _note_missed(self, query: RecallQuery, missed: list[str]) -> None:
+        """A recall assembled without some parts (deadline): one counter per part and one log line."""
+        for part in missed:
+            self.metrics.add(f"recall.missed.{part}")
+        log.info("recall for user %r of tenant %r past its deadline: without %s", query.user, query.tenant,
+                 ", ".join(missed))
 
     def note_unknown(self, what: str, tenant: str, user: str, session: str | None, user_known: bool,
                      session_known: bool) -> None:
@@ -299,8 +313,8 @@ def recall_response(result: RecallResult, system_prompt: str = "") -> RecallResp
         items=items, recent=[ChatMessage(**m) for m in result.recent],
         messages=[ChatMessage(**m) for m in result.messages(system_prompt)],
         retrieval_ms=round(result.retrieval_ms, 3), build_ms=round(result.build_ms, 3),
-        deadline_exceeded=result.deadline_exceeded, user_known=result.user_known,
-        session_known=result.session_known,
+        deadline_exceeded=result.deadline_exceeded, degraded=bool(result.missed), missed=list(result.missed),
+        user_known=result.user_known, session_known=result.session_known,
     )
 
 

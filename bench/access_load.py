@@ -55,6 +55,9 @@ class Tally:
     record_ms: list[float] = field(default_factory=list)
     errors: dict[str, int] = field(default_factory=dict)
     degraded: int = 0
+    server_ms: list[float] = field(default_factory=list)
+    """The server's own retrieval + build time of each recall (what the deadline bounds, after queueing)."""
+    missed: dict[str, int] = field(default_factory=dict)
     injected: int = 0
     new_sessions: int = 0
     new_session_injected: int = 0
@@ -147,6 +150,9 @@ def client(url: str, tenant: str, index: int, rounds: int, deadline_ms: float, t
                 with tally.lock:
                     tally.recall_ms.append(elapsed)
                     tally.degraded += body["degraded"]
+                    tally.server_ms.append(body.get("retrieval_ms", 0.0) + body.get("build_ms", 0.0))
+                    for part in body.get("missed", []):
+                        tally.missed[part] = tally.missed.get(part, 0) + 1
                     tally.injected += body["injected"]
                     if not body["session_known"]:
                         tally.new_sessions += 1
@@ -189,6 +195,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "recall_max_ms": round(max(tally.recall_ms, default=float("nan")), 1),
         **{f"record_p{q}_ms": round(percentile(tally.record_ms, q), 1) for q in (50, 95, 99)},
         "errors": tally.errors, "degraded": tally.degraded, "injected": tally.injected,
+        **{f"server_p{q}_ms": round(percentile(tally.server_ms, q), 1) for q in (50, 95, 99)},
+        "missed": tally.missed,
         "new_session_recalls": tally.new_sessions, "new_session_injected": tally.new_session_injected,
         "machine": machine_info(),
     }

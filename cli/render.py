@@ -98,6 +98,7 @@ def recall_dict(result: "RecallResult") -> dict[str, Any]:
         "messages": result.messages(),
         "latency_ms": {"retrieval": round(result.retrieval_ms, 3), "build": round(result.build_ms, 3)},
         "deadline_exceeded": result.deadline_exceeded,
+        "missed": list(result.missed),
         "recall_id": result.observation.recall_id,
         "user_known": result.user_known,
         "session_known": result.session_known,

@@ -65,6 +65,9 @@ class RecallConfig(_Section):
     token_budget: int = 1024
     recent_rounds: int = 5
     deadline_ms: float = 300.0
+    pool_size: int = Field(default=64, ge=1)
+    """Slots of the process's one recall pool (recall/deadline.py): at most this many retrieval parts
+    (5 a recall) in flight, late ones included; a recall that finds too few free degrades at once."""
     candidate_limit: int = 50
     result_limit: int = 10
     near_duplicate_cosine: float = 0.92

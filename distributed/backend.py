@@ -21,8 +21,6 @@ import logging
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -33,6 +31,7 @@ from engram.core.config import EngramConfig
 from engram.core.embedding import Embedder
 from engram.core.ports import Progress
 from engram.projections.ports import MemoryStore
+from engram.recall.deadline import shared_pool
 from engram.recall.service import RecallRequest, RecallResult, RecallService
 from engram.runtime_port import CommandFailed, GovernReport, IngestReport, decision_of, with_deadline
 from engram.schemas import topics as t
@@ -65,7 +64,6 @@ class DistributedBackend:
         self._counts_lock = threading.Lock()
         self._applied_lock = threading.Lock()  # opening the waiter talks to Kafka: not under the counts lock
         self._served: OrderedDict[str, Event] = OrderedDict()
-        self._recalls = ThreadPoolExecutor(32, thread_name_prefix="engram-recall")
 
     @classmethod
     def from_env(cls, data: Path | str, env: Mapping[str, str] | None = None) -> DistributedBackend:
@@ -136,15 +134,14 @@ class DistributedBackend:
 
     # -- recall ----------------------------------------------------------------------
     def recall(self, request: RecallRequest, deadline_ms: float) -> RecallResult | None:
-        """Recall on Weaviate; past the deadline the answer is None (degraded) while the reads finish."""
-        service = RecallService(self.runtime.store, self.embedder, with_deadline(self.config, deadline_ms))
-        future = self._recalls.submit(service.safe_recall, request)
-        try:
-            result = future.result(timeout=deadline_ms / 1000)
-        except FutureTimeout:
-            self._count("recall.timeout")
-            return None
+        """Recall on Weaviate; the parts run on the process's recall pool and the call returns by the
+        deadline with the parts ready (the missed ones listed), while late reads finish unseen."""
+        service = RecallService(self.runtime.store, self.embedder, with_deadline(self.config, deadline_ms),
+                                shared_pool(self.config.recall.pool_size))
+        result = service.safe_recall(request)
         self._count("recall.failed", service.failures)
+        if result.missed:
+            self._count("recall.timeout")
         observation = result.observation
         if not self.runtime.producer.record(observation):
             self._count("recall.observation_failed")
@@ -203,7 +200,6 @@ class DistributedBackend:
         self.runtime.store.has_user("engram-ping", "engram-ping")
 
     def close(self) -> None:
-        self._recalls.shutdown(wait=False)
         if self.runtime.applied is not None:
             self.runtime.applied.close()
             self.runtime.applied = None

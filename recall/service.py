@@ -2,7 +2,8 @@
 
 Order: global memory -> long-term (L3 persona, then L1) -> session summary (L2)
 -> short-term window -> the question. A deadline bounds the whole call; past
-it the service returns what it has. Every recall yields a RecallServed event.
+it the service returns what it has: with a `RecallPool` the parts run as futures
+and the call returns by the deadline whatever the store does (recall/deadline.py). Every recall yields a RecallServed event.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,9 +28,11 @@ from engram.schemas.events import RecallServed
 from engram.schemas.memory import MemoryRecord
 
 from .context import RecalledItem, build_messages, render_memory_section
+from .deadline import PARTS, PartMissed, RecallPool, gather
 from .global_cards import select_cards
 
 log = logging.getLogger("engram.recall")
+Guard = Callable[[float], AbstractContextManager[object]]
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,8 @@ class RecallResult:
     """False: nothing was ever recorded for this user (a new user): the context is empty."""
     session_known: bool = True
     """False: the session has no turn yet (a new session): long-term memory only, no summary or window."""
+    missed: list[str] = field(default_factory=list)
+    """The parts (recall/deadline.py `PARTS`) not ready by the deadline: the context lacks them."""
 
     def messages(self, system_prompt: str = "") -> list[dict[str, str]]:
         return build_messages(system_prompt, self.memory_section, self.recent, self.request.question)
@@ -77,6 +83,9 @@ class _Deadline:
 
     def passed(self) -> bool:
         return self.elapsed_ms() > self.ms
+
+    def remaining_s(self) -> float:
+        return max(0.0, (self.ms - self.elapsed_ms()) / 1000)
 
 
 class _Reads:
@@ -101,12 +110,18 @@ class _Reads:
 class RecallService:
     """Assembles memory context from a MemoryStore with the shared scorer."""
 
-    def __init__(self, store: MemoryStore, embedder: Embedder, config: EngramConfig) -> None:
+    def __init__(self, store: MemoryStore, embedder: Embedder, config: EngramConfig,
+                 parts: RecallPool | None = None, guard: Guard | None = None) -> None:
+        """`parts`: run the retrieval parts on this bounded pool and return by the deadline with the
+        parts ready (recall/deadline.py); without it they run in turn on the caller's thread.
+        `guard(timeout_s)`: held around each part's reads (raises PartMissed when it cannot be had)."""
         self.store = store
         self.embedder = embedder
         self.config = config
         self.failures = 0
         self._pool: Executor | None = getattr(store, "read_pool", None)
+        self._parts = parts
+        self._guard = guard
 
     def safe_recall(self, request: RecallRequest) -> RecallResult:
         """`recall`, but a failure is logged and counted and yields an empty context."""
@@ -126,34 +141,99 @@ class RecallService:
         gathered: list[RecalledItem] = []
         retrieved: list[str] = []
         recent: list[dict[str, str]] = []
+        missed: list[str] = []
         user_known = session_known = True
         if request.memory_enabled:
-            reads = _Reads(self.store, request, 2 * self.config.recall.recent_rounds + 1, self._pool)
-            user_known = bool(reads.get("user"))
-            session_known = user_known and bool(reads.get("session"))
-            for stage in self._stages(user_known, session_known):
-                if deadline.passed():
-                    break
-                stage(request, gathered, retrieved, reads)
-            if session_known and not deadline.passed():
-                recent = self._recent(request, reads)
+            if self._parts is not None:
+                parts, missed = self._retrieve_parallel(request, deadline, self._parts)
+            else:
+                parts, missed = self._retrieve_in_turn(request, deadline)
+            user_known, session_known = parts.get("known", (True, True))
+            for name in self._wanted(user_known, session_known):
+                if name in parts and name != "recent":
+                    items, ids = parts[name]
+                    gathered.extend(items)
+                    retrieved.extend(ids)
+            if session_known and "recent" in parts:
+                recent = parts["recent"]
         retrieval_ms = deadline.elapsed_ms()
         build_start = time.perf_counter()
         items = self._within_budget(gathered, request)
         section = render_memory_section(items, request.question)
         build_ms = (time.perf_counter() - build_start) * 1000
-        exceeded = deadline.passed()
+        exceeded = bool(missed) or deadline.passed()
         observation = self._observe(request, items, retrieved, recent, retrieval_ms, build_ms, exceeded)
         return RecallResult(request, section, items, recent, retrieval_ms, build_ms, exceeded,
-                            observation, retrieved, user_known, session_known)
+                            observation, retrieved, user_known, session_known, missed)
 
-    def _stages(self, user_known: bool, session_known: bool) -> list[Callable[..., None]]:
+    def _calls(self, request: RecallRequest, reads: _Reads, deadline: _Deadline | None) -> dict[str, Callable[[], Any]]:
+        """One call per part (`PARTS`); with a `deadline`, a part not started by then is missed unread,
+        and under the store's `guard` (the embedded runtime's lock), if any."""
+        def stage(run: Callable[..., None]) -> Callable[[], tuple[list[RecalledItem], list[str]]]:
+            def call() -> tuple[list[RecalledItem], list[str]]:
+                out: list[RecalledItem] = []
+                ids: list[str] = []
+                run(request, out, ids, reads)
+                return out, ids
+            return call
+
+        def known() -> tuple[bool, bool]:
+            user = bool(reads.get("user"))
+            return user, user and bool(reads.get("session"))
+
+        calls: dict[str, Callable[[], Any]] = {
+            "known": known, "cards": stage(self._global), "memories": stage(self._long_term),
+            "summary": stage(self._summary), "recent": lambda: self._recent(request, reads)}
+        return {name: self._bounded(call, deadline) for name, call in calls.items()} if deadline else calls
+
+    def _bounded(self, call: Callable[[], Any], deadline: _Deadline) -> Callable[[], Any]:
+        def run() -> Any:
+            if deadline.passed():
+                raise PartMissed("not started before the deadline")
+            if self._guard is None:
+                return call()
+            with self._guard(deadline.remaining_s()):
+                return call()
+        return run
+
+    def _retrieve_in_turn(self, request: RecallRequest, deadline: _Deadline) -> tuple[dict[str, Any], list[str]]:
+        """The parts one after the other; past the deadline the rest are missed (a running read is not
+        interrupted: an in-process store without a pool)."""
+        reads = _Reads(self.store, request, 2 * self.config.recall.recent_rounds + 1, self._pool)
+        calls = self._calls(request, reads, None)
+        parts: dict[str, Any] = {"known": calls["known"]()}
+        user_known, session_known = parts["known"]
+        wanted = self._wanted(user_known, session_known)
+        missed: list[str] = []
+        for name in PARTS[1:]:
+            if name not in wanted:
+                continue
+            if deadline.passed():
+                missed.append(name)
+                continue
+            parts[name] = calls[name]()
+        return parts, missed
+
+    def _retrieve_parallel(self, request: RecallRequest, deadline: _Deadline,
+                           pool: RecallPool) -> tuple[dict[str, Any], list[str]]:
+        """Every part at once on the bounded pool; at the deadline the parts ready (see recall/deadline.py)."""
+        reads = _Reads(self.store, request, 2 * self.config.recall.recent_rounds + 1, None)
+        futures = pool.try_run(self._calls(request, reads, deadline))
+        if futures is None:  # saturated: degrade now rather than queue
+            return {}, list(PARTS)
+        parts, missed = gather(futures, deadline.remaining_s())
+        user_known, session_known = parts.get("known", (True, True))
+        wanted = {"known", *self._wanted(user_known, session_known)}
+        return parts, [name for name in missed if name in wanted]
+
+    @staticmethod
+    def _wanted(user_known: bool, session_known: bool) -> tuple[str, ...]:
         """A new user has no memory (only cards set up ahead, if any); a new session has no summary yet."""
         if not user_known:
-            return [self._global]
+            return ("cards",)
         if not session_known:
-            return [self._global, self._long_term]
-        return [self._global, self._long_term, self._summary]
+            return ("cards", "memories")
+        return ("cards", "memories", "summary", "recent")
 
     # -- stages -------------------------------------------------------------------
     def _global(self, req: RecallRequest, out: list[RecalledItem], retrieved: list[str], reads: _Reads) -> None:

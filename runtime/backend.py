@@ -1,8 +1,10 @@
 """The embedded adapter of the runtime port (`engram.runtime_port.MemoryRuntime`).
 
 The embedded runtime holds one SQLite connection and is single-threaded: the
-adapter serialises every call with one lock. A recall that cannot get the lock
-within its deadline returns nothing rather than wait (the chat goes on).
+adapter serialises every call with one lock. A recall's parts run on the
+process's bounded recall pool, each under the lock: the recall returns by its
+deadline with the parts that got the lock and read in time, the rest marked
+missed (recall/deadline.py), rather than wait (the chat goes on).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import IO, Any, TypeVar
 from engram.core.metrics import Metrics
 from engram.core.ports import Progress
 from engram.projections.ports import MemoryStore
+from engram.recall.deadline import PartMissed, shared_pool
 from engram.recall.service import RecallRequest, RecallResult, RecallService
 from engram.runtime_port import DECISIONS, CommandFailed, DataDirBusy, GovernReport, IngestReport, decision_of, \
     with_deadline
@@ -46,6 +49,7 @@ class EmbeddedBackend:
         self.embedder = runtime.ctx.embedder
         self._lock = threading.RLock()
         self._late_observations: list[RecallServed] = []
+        self._late_lock = threading.Lock()
         self._counts = Metrics()
 
     @classmethod
@@ -100,37 +104,58 @@ class EmbeddedBackend:
 
     def record(self, events: Sequence[Event]) -> None:
         with self._lock:
+            self._flush_observations()
             self.runtime.append(events, process=False)
 
     # -- recall ----------------------------------------------------------------------
     def recall(self, request: RecallRequest, deadline_ms: float) -> RecallResult | None:
+        """The parts run on the process's recall pool, each under the lock (recall/deadline.py): the call
+        returns by the deadline with the parts ready, whoever holds the lock; late reads end unseen."""
         start = time.perf_counter()
-        if not self._lock.acquire(timeout=deadline_ms / 1000):
+        service = RecallService(self.runtime.store, self.runtime.ctx.embedder, with_deadline(self.config, deadline_ms),
+                                shared_pool(self.config.recall.pool_size), self._held)
+        result = service.safe_recall(request)
+        self._counts.add("recall.failed", service.failures)
+        self._observe(result.observation, max(0.0, deadline_ms / 1000 - (time.perf_counter() - start)))
+        return None if service.failures else result
+
+    @contextmanager
+    def _held(self, timeout_s: float) -> Iterator[None]:
+        """The lock for one recall part, or PartMissed when it is not free in time."""
+        if not self._lock.acquire(timeout=timeout_s):
             self._counts.add("recall.lock_timeout")
-            return None
+            raise PartMissed("the data folder's lock was busy until the deadline")
         try:
-            remaining = deadline_ms - (time.perf_counter() - start) * 1000
-            if remaining <= 0:  # the wait for the lock used the whole deadline: degrade, do not overrun
-                self._counts.add("recall.lock_timeout")
-                return None
-            service = RecallService(self.runtime.store, self.runtime.ctx.embedder, with_deadline(self.config, remaining))
-            result = service.safe_recall(request)
-            self._counts.add("recall.failed", service.failures)
-            self._observe(result.observation)
-            return None if service.failures else result
+            yield
         finally:
             self._lock.release()
 
-    def _observe(self, observation: RecallServed) -> None:
-        """Log the observation (and any left over); never fail the recall because of it."""
-        batch = [*self._late_observations, observation]
+    def _observe(self, observation: RecallServed, timeout_s: float = -1) -> None:
+        """Log the observation (and any left over); never fail the recall because of it, nor wait past
+        its deadline for the lock: then it is kept and logged with the next write or read of the log."""
+        with self._late_lock:
+            self._late_observations.append(observation)
+        if not self._lock.acquire(timeout=timeout_s):
+            self._counts.add("recall.observation_deferred")
+            return
+        try:
+            self._flush_observations()
+        finally:
+            self._lock.release()
+
+    def _flush_observations(self) -> None:
+        """Append the pending recall observations (the caller holds the lock)."""
+        with self._late_lock:
+            batch, self._late_observations = self._late_observations, []
+        if not batch:
+            return
         try:
             self.runtime.append(batch, process=False)
-            self._late_observations.clear()
         except Exception:
-            log.exception("could not log recall %s; kept for the next recall", observation.recall_id)
+            log.exception("could not log %d recall observation(s); kept for the next recall", len(batch))
             self._counts.add("recall.observation_failed")
-            self._late_observations[:] = batch[-1000:]
+            with self._late_lock:
+                self._late_observations[:0] = batch[-1000:]
 
     # -- reads ---------------------------------------------------------------------------
     def read(self, query: Callable[[MemoryStore], T]) -> T:
@@ -139,6 +164,7 @@ class EmbeddedBackend:
 
     def event(self, event_id: str) -> Event | None:
         with self._lock:
+            self._flush_observations()
             return self.runtime.log.get(event_id)
 
     def lineage(self, tenant: str, user: str, memory_id: str) -> list[dict[str, Any]]:
@@ -171,6 +197,7 @@ class EmbeddedBackend:
 
     def close(self) -> None:
         with self._lock:
+            self._flush_observations()
             self.runtime.close()
             if self._guard is not None:
                 self._guard.close()

@@ -1,0 +1,63 @@
+"""The recall deadline over HTTP: a blocked store read is missed, the rest is served (recall/deadline.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from engram.recall.deadline import PARTS
+from tests.unit.test_recall_deadline import BlockingStore
+
+from .conftest import Deployment
+from .test_http_api import _recall, _user_with_facts
+
+SUMMARY_FACTS = [f"I like fact number {i} about tea and hiking" for i in range(12)]
+
+
+@contextmanager
+def _blocked(d: Deployment, *reads: str) -> Iterator[BlockingStore]:
+    runtime = d.backend.runtime
+    real = runtime.store
+    store = BlockingStore(real, set(reads))
+    runtime.store = store  # type: ignore[assignment]
+    try:
+        yield store
+    finally:
+        runtime.store = real
+        store.release.set()
+
+
+def _counters(d: Deployment) -> dict[str, int]:
+    return dict(d.http(d.admin_key).get("/v1/metrics").json()["counters"])
+
+
+def test_a_recall_past_its_deadline_serves_the_ready_parts_and_names_the_missed(deployment: Deployment) -> None:
+    d = deployment
+    user = _user_with_facts(d, SUMMARY_FACTS)
+    full = _recall(d, user, "What tea do I like?").json()
+    assert full["missed"] == [] and not full["deadline_exceeded"] and not full["degraded"]
+    assert {i["kind"] for i in full["items"]} >= {"memory", "summary"} and full["recent"]
+    before = _counters(d)
+    with _blocked(d, "latest_summary") as store:
+        body = _recall(d, user, "What tea do I like?", deadline_ms=3000).json()
+        assert store.finished == []
+    # the embedded runtime reads under one lock, which the blocked read holds: the parts that had not
+    # had their turn yet are missed too (which ones depends on the threads' order)
+    assert body["deadline_exceeded"] and body["degraded"] and "summary" in body["missed"]
+    assert set(body["missed"]) <= set(PARTS) and "summary" not in {i["kind"] for i in body["items"]}
+    assert all(i in full["items"] for i in body["items"])
+    assert body["recent"] in ([], full["recent"])
+    after = _counters(d)
+    assert after["recall.missed.summary"] == before.get("recall.missed.summary", 0) + 1
+    assert after.get("recall.missed.memories", 0) == before.get("recall.missed.memories", 0)
+
+
+def test_a_busy_runtime_misses_every_part(deployment: Deployment) -> None:
+    d = deployment
+    user = _user_with_facts(d)
+    with d.backend.exclusive():  # the single-threaded runtime is busy: no part gets its lock in time
+        body = _recall(d, user, "What tea do I like?", deadline_ms=100).json()
+    assert body["degraded"] and body["deadline_exceeded"] and body["missed"] == list(PARTS)
+    assert (body["context"], body["items"], body["recent"]) == ("", [], [])
+    hurried = _recall(d, user, "What tea do I like?", deadline_ms=0.001).json()
+    assert hurried["degraded"] and hurried["missed"] == list(PARTS)
