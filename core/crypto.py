@@ -196,17 +196,23 @@ class FieldCipher:
 
     def plaintext(self, sealed: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any] | None:
         key_id = str(sealed.get("k", ""))
+        data = self._decrypt(sealed, _aad(raw, key_id))
+        if data is None:
+            return None
+        found = orjson.loads(data)
+        return found if isinstance(found, dict) else None
+
+    def _decrypt(self, sealed: dict[str, Any], aad: bytes) -> bytes | None:
+        """The plaintext of a {"k", "n", "c"} seal, or None once its key is destroyed (or `aad` differs)."""
+        key_id = str(sealed.get("k", ""))
         key = self.keys.get(key_id)
         if key is None:
             self._aead.pop(key_id, None)
             return None
         try:
-            data = self._cipher(key_id, key).decrypt(
-                base64.b64decode(sealed["n"]), base64.b64decode(sealed["c"]), _aad(raw, key_id))
+            return self._cipher(key_id, key).decrypt(base64.b64decode(sealed["n"]), base64.b64decode(sealed["c"]), aad)
         except (InvalidTag, KeyError, ValueError):
             return None
-        found = orjson.loads(data)
-        return found if isinstance(found, dict) else None
 
     def seal_bytes(self, owner: str, data: bytes, context: bytes) -> dict[str, str]:
         """`data` sealed under the owner's live key, bound to `context` (e.g. a state key): {"k", "n", "c"}."""
@@ -217,16 +223,7 @@ class FieldCipher:
 
     def open_bytes(self, sealed: dict[str, Any], context: bytes) -> bytes | None:
         """What `seal_bytes` sealed, or None once its key is destroyed (or the context differs)."""
-        key_id = str(sealed.get("k", ""))
-        key = self.keys.get(key_id)
-        if key is None:
-            self._aead.pop(key_id, None)
-            return None
-        try:
-            return self._cipher(key_id, key).decrypt(base64.b64decode(sealed["n"]), base64.b64decode(sealed["c"]),
-                                                     context + b"|" + key_id.encode())
-        except (InvalidTag, KeyError, ValueError):
-            return None
+        return self._decrypt(sealed, context + b"|" + str(sealed.get("k", "")).encode())
 
     def forget_owner(self, tenant_id: str, user_id: str) -> int:
         """Destroy the owner's keys: every sealed text of theirs is gone for good."""

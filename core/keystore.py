@@ -159,15 +159,19 @@ class SqliteKeyStore:
         if live is not None:
             return live
         with self._lock:
-            row = self._db.execute(
-                "SELECT key_id, key FROM data_keys WHERE owner=? ORDER BY created_at DESC LIMIT 1", (owner,)
-            ).fetchone()
-            if row is None:
-                row = (_new_key_id(), os.urandom(KEY_BYTES))
-                self._db.execute("INSERT INTO data_keys VALUES (?,?,?,?)",
-                                 (row[0], owner, row[1], datetime.now(timezone.utc).isoformat()))
-            live = self._current[owner] = (str(row[0]), bytes(row[1]))
-            self._keys[live[0]] = live[1]
+            return self._load_or_create(owner)
+
+    def _load_or_create(self, owner: str) -> tuple[str, bytes]:
+        """The owner's newest key from the file, else a new one inserted (the caller holds the lock)."""
+        row = self._db.execute(
+            "SELECT key_id, key FROM data_keys WHERE owner=? ORDER BY created_at DESC LIMIT 1", (owner,)
+        ).fetchone()
+        if row is None:
+            row = (_new_key_id(), os.urandom(KEY_BYTES))
+            self._db.execute("INSERT INTO data_keys VALUES (?,?,?,?)",
+                             (row[0], owner, row[1], datetime.now(timezone.utc).isoformat()))
+        live = self._current[owner] = (str(row[0]), bytes(row[1]))
+        self._keys[live[0]] = live[1]
         return live
 
     def prepare(self, owners: Iterable[str]) -> None:
@@ -183,17 +187,8 @@ class SqliteKeyStore:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 for owner in missing:
-                    if owner in self._current:
-                        continue
-                    row = self._db.execute(
-                        "SELECT key_id, key FROM data_keys WHERE owner=? ORDER BY created_at DESC LIMIT 1", (owner,)
-                    ).fetchone()
-                    if row is None:
-                        row = (_new_key_id(), os.urandom(KEY_BYTES))
-                        self._db.execute("INSERT INTO data_keys VALUES (?,?,?,?)",
-                                         (row[0], owner, row[1], datetime.now(timezone.utc).isoformat()))
-                    live = self._current[owner] = (str(row[0]), bytes(row[1]))
-                    self._keys[live[0]] = live[1]
+                    if owner not in self._current:
+                        self._load_or_create(owner)
             except BaseException:
                 self._db.execute("ROLLBACK")
                 for owner in missing:
