@@ -52,7 +52,8 @@ def _summary(user: str, canary: str) -> SummarySnapshotted:
 
 
 def _card(user: str, canary: str) -> GlobalCard:
-    return GlobalCard(card_id=f"c-{user}", tenant_id="t", user_id=user, name=canary, version=1)
+    return GlobalCard(card_id=f"c-{user}", tenant_id="t", user_id=user, name=canary, version=1,
+                      created_at=T0, updated_at=T0)
 
 
 def _write(store: WeaviateStore, user: str, canary: str) -> None:
