@@ -40,6 +40,7 @@ from engram.schemas.inputs import Fingerprint, IngestIssue, SummaryTriggers, Tur
 from engram.streams.processor import ProcessorContext
 
 from .applied import AppliedWaiter, SharedWaiter
+from .erasure import cipher_for
 from .producer import TurnProducer
 from .projector import weaviate_prefix
 from .topics import Namespace
@@ -101,7 +102,7 @@ class DistributedRuntime:
         if self._store is None:
             e = self.endpoints
             self._store = WeaviateStore.connect(e.weaviate_url, e.weaviate_grpc_port, self.ctx.embedder.model_id,
-                                                weaviate_prefix(e.namespace))
+                                                weaviate_prefix(e.namespace), cipher_for(e.bootstrap, e.namespace.prefix))
         return self._store
 
     @property

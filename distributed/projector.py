@@ -196,10 +196,11 @@ class ProjectorLoop:
     def __init__(self, settings: ProjectorSettings, embedder: Embedder,
                  store: WeaviateStore | None = None) -> None:
         self.settings = settings
-        self.store = store or WeaviateStore.connect(settings.weaviate_url, settings.weaviate_grpc_port,
-                                                    embedder.model_id, weaviate_prefix(settings.namespace))
-        self.current = CurrentMemoryProjector(self.store, embedder)
         self.cipher = cipher_for(settings.bootstrap, settings.namespace.prefix)
+        self.store = store or WeaviateStore.connect(settings.weaviate_url, settings.weaviate_grpc_port,
+                                                    embedder.model_id, weaviate_prefix(settings.namespace),
+                                                    self.cipher)
+        self.current = CurrentMemoryProjector(self.store, embedder)
         self.analytics = AnalyticsWriter(settings.clickhouse) if settings.clickhouse else None
         self.counters: Counter[str] = Counter()
         self._stop = threading.Event()

@@ -11,6 +11,12 @@ field, are stored blind: each term a keyed hash under a per-tenant index key
 (`engram.core.crypto.blind_terms`), one term one token, so BM25 ranks exactly
 as before while Weaviate's inverted index (whose LSM files keep a deleted
 memory's terms until Weaviate compacts them) never holds a word of the user.
+With a cipher (the distributed runtime with encryption on) every user-text
+property (a memory's `record`, a summary's or card's `payload`, a turn's
+`content`) is sealed under the owner's data key, bound to its collection and
+uuid (`SealedText`): a forget destroys the key, so text that Weaviate flushed
+to its LSM segments before the forget can no longer be read; an object whose
+key is gone reads as absent.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from engram.core.crypto import blind_terms, index_key
+from engram.core.crypto import FieldCipher, blind_terms, index_key
 from engram.core.erasure import encryption_enabled
 from engram.core.keystore import master_key, master_key_configured
 from engram.core.text import terms
@@ -31,6 +37,7 @@ from engram.schemas.events import SummarySnapshotted
 from engram.schemas.memory import GlobalCard, MemoryRecord
 
 from .hybrid_index import searchable_text
+from .weaviate_sealing import SealedText
 from .ports import RecentTurn, SearchHit, canonical_hash, check_owner
 from .weaviate_schema import CARDS, COLLECTIONS, MEMORIES, SESSIONS, SUMMARIES, TURNS, USERS, collection_prefix, \
     collection_specs, object_id, tenant_name
@@ -64,12 +71,14 @@ class WeaviateStore:
     """Current memory in Weaviate behind the same port as the embedded store."""
 
     def __init__(self, client: Any, embedding_model: str = "", prefix: str = "",
-                 index_master: bytes | None | Literal["env"] = "env") -> None:
+                 index_master: bytes | None | Literal["env"] = "env", cipher: FieldCipher | None = None) -> None:
         self._client = client
         self.prefix = collection_prefix(prefix)
         self._index_master = default_index_master() if index_master == "env" else index_master
         """With a master key the search terms are blind (keyed hashes: `engram.core.crypto.blind_terms`)."""
         self._index_keys: dict[str, bytes] = {}
+        self.text = SealedText(cipher, self.prefix)
+        """Seals the user-text properties with a cipher; without one they are stored as they are."""
         self._wvc = _wvc()
         self._embedding_model = embedding_model
         self._memories: dict[str, tuple[str, str, MemoryRecord, np.ndarray, str]] = {}
@@ -81,7 +90,8 @@ class WeaviateStore:
         self.ensure_collections()
 
     @classmethod
-    def connect(cls, url: str, grpc_port: int = 50051, embedding_model: str = "", prefix: str = "") -> "WeaviateStore":
+    def connect(cls, url: str, grpc_port: int = 50051, embedding_model: str = "", prefix: str = "",
+                cipher: FieldCipher | None = None) -> "WeaviateStore":
         import weaviate
         from urllib.parse import urlsplit
 
@@ -90,7 +100,7 @@ class WeaviateStore:
             http_host=parts.hostname or "127.0.0.1", http_port=parts.port or 8080, http_secure=False,
             grpc_host=parts.hostname or "127.0.0.1", grpc_port=grpc_port, grpc_secure=False,
             skip_init_checks=True)
-        return cls(client, embedding_model, prefix)
+        return cls(client, embedding_model, prefix, cipher=cipher)
 
     def close(self) -> None:
         self.read_pool.shutdown(wait=False)
@@ -136,21 +146,19 @@ class WeaviateStore:
     def get_memory(self, tenant: str, user: str, memory_id: str) -> MemoryRecord | None:
         self.flush()
         obj = self._fetch_by_id(MEMORIES, tenant, object_id("memory", tenant, user, memory_id))
-        return MemoryRecord.model_validate_json(obj.properties["record"]) if obj is not None else None
+        return self.text.record(obj) if obj is not None else None
 
     def list_memories(self, tenant: str, user: str, statuses: tuple[str, ...] = ("active",)) -> list[MemoryRecord]:
         self.flush()
         flt = self._wvc.query.Filter
         where = flt.all_of([self._where(tenant, user), flt.by_property("status").contains_any(list(statuses))])
-        records = [MemoryRecord.model_validate_json(o.properties["record"])
-                   for o in self._all(MEMORIES, tenant, where, props=["record"])]
+        records = self.text.records(self._all(MEMORIES, tenant, where, props=["record"]))
         return sorted(records, key=lambda r: (r.created_at, r.memory_id))
 
     def persona_memories(self, tenant: str, user: str) -> list[MemoryRecord]:
         self.flush()
         where = self._where(tenant, user, status="active", layer="L3")
-        records = [MemoryRecord.model_validate_json(o.properties["record"])
-                   for o in self._all(MEMORIES, tenant, where, props=["record"])]
+        records = self.text.records(self._all(MEMORIES, tenant, where, props=["record"]))
         return sorted(records, key=lambda r: (r.slot, r.memory_id))
 
     def search_memories(self, tenant: str, user: str, query: str, vector: np.ndarray, limit: int) -> list[SearchHit]:
@@ -174,7 +182,7 @@ class WeaviateStore:
             if _unknown_tenant(exc):
                 return []
             raise
-        return _fuse(dense, keyword)
+        return _fuse(dense, keyword, self.text)
 
     # -- summaries, cards, turns, users -----------------------------------------------
     def upsert_summary(self, tenant: str, user: str, snapshot: SummarySnapshotted) -> bool:
@@ -182,8 +190,9 @@ class WeaviateStore:
         props = {"tenant_id": tenant, "user_id": user, "session_id": snapshot.session_id,
                  "summary_id": snapshot.summary_id, "version": snapshot.version,
                  "payload": snapshot.model_dump_json()}
-        self._queue(SUMMARIES, tenant, user, object_id("summary", tenant, user, snapshot.session_id,
-                                                       str(snapshot.version)), props, snapshot.version)
+        uid = object_id("summary", tenant, user, snapshot.session_id, str(snapshot.version))
+        self._queue(SUMMARIES, tenant, user, uid, self.text.sealed(SUMMARIES, uid, tenant, user, props, "payload"),
+                    snapshot.version)
         return True
 
     def latest_summary(self, tenant: str, user: str, session: str) -> SummarySnapshotted | None:
@@ -191,27 +200,32 @@ class WeaviateStore:
         sort = self._wvc.query.Sort.by_property("version", ascending=False)
         objs = self._query(SUMMARIES, tenant, self._where(tenant, user, session_id=session), limit=1, sort=sort,
                            props=["payload"])
-        return SummarySnapshotted.model_validate_json(objs[0].properties["payload"]) if objs else None
+        payload = self.text.opened(SUMMARIES, objs[0], "payload") if objs else None
+        return SummarySnapshotted.model_validate_json(payload) if payload is not None else None
 
     def upsert_card(self, tenant: str, user: str, card: GlobalCard) -> bool:
         check_owner(tenant, user, card.tenant_id, card.user_id)
         props = {"tenant_id": tenant, "user_id": user, "card_id": card.card_id, "version": card.version,
                  "payload": card.model_dump_json()}
-        self._queue(CARDS, tenant, user, object_id("card", tenant, user, card.card_id), props, card.version)
+        uid = object_id("card", tenant, user, card.card_id)
+        self._queue(CARDS, tenant, user, uid, self.text.sealed(CARDS, uid, tenant, user, props, "payload"),
+                    card.version)
         self._touch_user(tenant, user)  # as the embedded store: a user with only a card is a known user
         return True
 
     def list_cards(self, tenant: str, user: str) -> list[GlobalCard]:
         self.flush()
-        cards = [GlobalCard.model_validate_json(o.properties["payload"])
-                 for o in self._all(CARDS, tenant, self._where(tenant, user), props=["payload"])]
+        payloads = (self.text.opened(CARDS, o, "payload")
+                    for o in self._all(CARDS, tenant, self._where(tenant, user), props=["payload"]))
+        cards = [GlobalCard.model_validate_json(p) for p in payloads if p is not None]
         return sorted(cards, key=lambda c: c.card_id)
 
     def add_turn(self, tenant: str, user: str, turn: RecentTurn) -> None:
         props = {"tenant_id": tenant, "user_id": user, "session_id": turn.session_id, "message_id": turn.message_id,
                  "role": turn.role, "position": turn.position, "occurred_at": turn.occurred_at,
                  "content": turn.content}
-        self._queue(TURNS, tenant, user, object_id("turn", tenant, user, turn.session_id, turn.message_id), props, 0)
+        uid = object_id("turn", tenant, user, turn.session_id, turn.message_id)
+        self._queue(TURNS, tenant, user, uid, self.text.sealed(TURNS, uid, tenant, user, props, "content"), 0)
         self._queue(SESSIONS, tenant, user, object_id("session", tenant, user, turn.session_id),
                     {"tenant_id": tenant, "user_id": user, "session_id": turn.session_id}, 0)
         self._touch_user(tenant, user)
@@ -220,7 +234,8 @@ class WeaviateStore:
         self.flush()
         sort = self._wvc.query.Sort.by_property("position", ascending=False)
         objs = self._query(TURNS, tenant, self._where(tenant, user, session_id=session), limit=limit, sort=sort)
-        return [_turn(o.properties) for o in reversed(objs)]
+        turns = ((o.properties, self.text.opened(TURNS, o, "content")) for o in reversed(objs))
+        return [_turn(p, content) for p, content in turns if content is not None]
 
     def recorded_turns(self, tenant: str, keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], tuple[str, str]]:
         """(user, session, message_id) -> (role, redacted content) for those of `keys` already projected."""
@@ -231,7 +246,9 @@ class WeaviateStore:
             chunk = uids[start:start + PAGE]
             for o in self._query(TURNS, tenant, flt.by_id().contains_any(chunk), limit=len(chunk),
                                  props=["role", "content"]):
-                out[ids[str(o.uuid)]] = (o.properties["role"], o.properties["content"])
+                content = self.text.opened(TURNS, o, "content")
+                if content is not None:
+                    out[ids[str(o.uuid)]] = (o.properties["role"], content)
         return out
 
     def has_user(self, tenant: str, user: str) -> bool:
@@ -282,7 +299,8 @@ class WeaviateStore:
         rows: dict[tuple[str, str], list[tuple[str, dict[str, Any], list[float] | None, int]]] = {}
         for uid, (tenant, user, record, vector, context) in self._memories.items():
             rows.setdefault((MEMORIES, tenant), []).append(
-                (uid, self._memory_props(tenant, user, record, context), vector.tolist(), record.version))
+                (uid, self.text.sealed(MEMORIES, uid, tenant, user, self._memory_props(tenant, user, record, context),
+                                       "record"), vector.tolist(), record.version))
         for (collection, uid), (tenant, _user, props, other_vector, version) in self._other.items():
             rows.setdefault((collection, tenant), []).append((uid, props, other_vector, version))
         self._memories.clear()
@@ -393,38 +411,50 @@ class WeaviateStore:
         return canonical_hash(self.canonical_sections())
 
     def canonical_sections(self) -> list[list[tuple[Any, ...]]]:
-        memories = sorted((p["tenant_id"], p["user_id"], p["memory_id"], p["version"], p["status"], p["record"])
-                          for p in self._everything(MEMORIES))
-        summaries = sorted(self._canonical(SUMMARIES, ("session_id", "version", "payload")))
-        cards = sorted(self._canonical(CARDS, ("card_id", "version", "payload")))
+        memories = sorted(self._canonical(MEMORIES, ("memory_id", "version", "status", "record"), "record"))
+        summaries = sorted(self._canonical(SUMMARIES, ("session_id", "version", "payload"), "payload"))
+        cards = sorted(self._canonical(CARDS, ("card_id", "version", "payload"), "payload"))
         turns = [(t, u, s, m, role, content) for t, u, s, _p, m, role, content in
-                 sorted(self._canonical(TURNS, ("session_id", "position", "message_id", "role", "content")))]
+                 sorted(self._canonical(TURNS, ("session_id", "position", "message_id", "role", "content"),
+                                        "content"))]
         sessions = sorted(self._canonical(SESSIONS, ("session_id",)))
         return [memories, summaries, cards, turns, sessions]
 
-    def _canonical(self, collection: str, fields: tuple[str, ...]) -> Iterable[tuple[Any, ...]]:
-        for p in self._everything(collection):
+    def _canonical(self, collection: str, fields: tuple[str, ...], text: str = "") -> Iterable[tuple[Any, ...]]:
+        """Each object's fields, its text opened; an object whose key is destroyed is left out."""
+        for obj in self._everything(collection):
+            p = dict(obj.properties)
+            if text:
+                opened = self.text.opened(collection, obj, text)
+                if opened is None:
+                    continue
+                p[text] = opened
             yield (p["tenant_id"], p["user_id"], *(p[f] for f in fields))
 
-    def _everything(self, collection: str) -> Iterable[dict[str, Any]]:
+    def _everything(self, collection: str) -> Iterable[Any]:
         coll = self._client.collections.get(self.prefix + collection)
         for tenant in coll.tenants.get():
-            for obj in coll.with_tenant(tenant).iterator():
-                yield obj.properties
+            yield from coll.with_tenant(tenant).iterator()
 
 
-def _fuse(dense: list[Any], sparse: list[Any]) -> list[SearchHit]:
+def _fuse(dense: list[Any], sparse: list[Any], text: SealedText) -> list[SearchHit]:
     records: dict[str, tuple[MemoryRecord, np.ndarray | None]] = {}
     by_uuid: dict[Any, MemoryRecord] = {}  # an object found by both searches is decoded once
     vector_score: dict[str, float] = {}
     keyword_score: dict[str, float] = {}
     for obj in dense:
-        record = by_uuid[obj.uuid] = MemoryRecord.model_validate_json(obj.properties["record"])
+        found = text.record(obj)
+        if found is None:
+            continue
+        record = by_uuid[obj.uuid] = found
         records[record.memory_id] = (record, _vector(obj))
         vector_score[record.memory_id] = 1.0 - float(obj.metadata.distance or 0.0)
     top = max((float(o.metadata.score or 0.0) for o in sparse), default=0.0) or 1.0
     for obj in sparse:
-        record = by_uuid.get(obj.uuid) or MemoryRecord.model_validate_json(obj.properties["record"])
+        known = by_uuid.get(obj.uuid) or text.record(obj)
+        if known is None:
+            continue
+        record = known
         if record.memory_id not in records:
             records[record.memory_id] = (record, _vector(obj))
         keyword_score[record.memory_id] = float(obj.metadata.score or 0.0) / top
@@ -439,9 +469,9 @@ def _vector(obj: Any) -> np.ndarray | None:
     return np.asarray(vector, dtype=np.float32) if vector is not None else None
 
 
-def _turn(p: dict[str, Any]) -> RecentTurn:
+def _turn(p: dict[str, Any], content: str) -> RecentTurn:
     at = p["occurred_at"]
-    return RecentTurn(p["session_id"], p["message_id"], p["role"], p["content"],
+    return RecentTurn(p["session_id"], p["message_id"], p["role"], content,
                       at if isinstance(at, datetime) else datetime.fromisoformat(at), int(p["position"]))
 
 

@@ -19,13 +19,18 @@ T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 EMBED = HashingEmbedder()
 
 
-@pytest.fixture(params=["embedded", pytest.param("weaviate", marks=pytest.mark.weaviate)])
+@pytest.fixture(params=["embedded", pytest.param("weaviate", marks=pytest.mark.weaviate),
+                        pytest.param("weaviate-sealed", marks=pytest.mark.weaviate)])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
-    if request.param == "weaviate":
+    if request.param.startswith("weaviate"):
+        from engram.core.crypto import FieldCipher
+        from engram.core.keystore import MemoryKeyStore
         from engram.projections.weaviate_store import WeaviateStore
 
         endpoint = request.getfixturevalue("weaviate_endpoint")
-        weaviate_store = WeaviateStore(endpoint.connect(), EMBED.model_id)
+        # sealed: the user text under per-owner keys, as the distributed runtime with encryption on stores it
+        cipher = FieldCipher(MemoryKeyStore()) if request.param == "weaviate-sealed" else None
+        weaviate_store = WeaviateStore(endpoint.connect(), EMBED.model_id, cipher=cipher)
         weaviate_store.clear()
         yield weaviate_store
         weaviate_store.close()

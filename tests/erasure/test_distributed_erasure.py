@@ -13,7 +13,10 @@ text) and no Kafka segment holds A's canary. After A forgets everything: the
 erasure record is on the audit topic, A's keys are tombstoned, A's state in the
 changelogs no longer opens, and no file of the three services (stopped, so
 Weaviate has flushed its memtables) holds any of A's canaries or PII, while B's
-memories and recall are unchanged and B's canary is still found (the scan sees).
+memories and recall are unchanged and B's canary is still found in chDB and B's
+sealed objects in Weaviate (the scan sees). No Weaviate file holds either canary
+even before the forget (its text is sealed), so segments flushed before a forget
+keep only ciphertext under destroyed keys.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from engram.distributed.erasure import cipher_for, close_ciphers  # noqa: E402
 from engram.distributed.facade import DistributedRuntime  # noqa: E402
 from engram.distributed.readback import iter_topic, read_topic  # noqa: E402
 from engram.distributed.tracking import decode_entry  # noqa: E402
+from engram.projections.weaviate_sealing import MARK  # noqa: E402
 from engram.recall.service import RecallRequest  # noqa: E402
 from engram.schemas import topics as t  # noqa: E402
 from engram.schemas.events import ErasureRecorded, ForgetRequested, TurnRecorded  # noqa: E402
@@ -122,6 +126,9 @@ def test_forget_everything_on_the_distributed_runtime_leaves_no_byte_of_the_user
         # Before: PII nowhere in plain text; no Kafka segment holds either canary (records are sealed).
         assert find(PII.values(), kafka_dir, weaviate_dir, worker_dir) == {}
         assert find([canary_a, canary_b], kafka_dir) == {}
+        # Nor does any Weaviate file (the user text is sealed there too): what Weaviate writes to disk before
+        # the forget (WAL, flushed segments) is only ciphertext under the keys the forget destroys.
+        assert find([canary_a, canary_b], weaviate_dir) == {}
         cipher = cipher_for(bootstrap, ns.prefix)
         changelog = ns.changelog("processors", "consolidate")
         assert any(s is not None and s.memories for s in _states(bootstrap, changelog, b"t1/a", cipher))
@@ -154,7 +161,8 @@ def test_forget_everything_on_the_distributed_runtime_leaves_no_byte_of_the_user
         private_weaviate.stop()  # memtables flushed into segments: what Weaviate keeps at rest
         leftovers = find([canary_a, *PII.values()], kafka_dir, weaviate_dir, worker_dir)
         assert leftovers == {}, leftovers
-        assert find([canary_b], weaviate_dir), "the scan must see B's memories in Weaviate (or it proves nothing)"
+        # B's objects are on Weaviate's disk, sealed (the scan sees them, so it proves something)
+        assert find([MARK], weaviate_dir), "the scan must see B's sealed memories in Weaviate"
         assert find([canary_b], worker_dir), "the scan must see B's turns in chDB"
     finally:
         deployment.close()
