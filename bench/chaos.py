@@ -40,6 +40,7 @@ from typing import Any, get_args
 from bench.synthetic import generate_turns
 from engram.distributed.admin import admin_client, delete_topics, ensure_topics
 from engram.distributed.applied import AppliedWaiter
+from engram.distributed.erasure import cipher_for
 from engram.distributed.producer import TurnProducer
 from engram.distributed.projector import weaviate_prefix
 from engram.distributed.readback import fold_memories, high_watermarks, read_topic, unique_events
@@ -178,7 +179,7 @@ def distributed_state(e: Endpoints, ns: Namespace, users: list[tuple[str, str]])
     for topic in DERIVED:
         found.update(unique_events(read_topic(e.bootstrap, ns.topic(topic))))
     store = WeaviateStore.connect(e.weaviate_url, e.grpc_port, default_context().embedder.model_id,
-                                  weaviate_prefix(ns))
+                                  weaviate_prefix(ns), cipher_for(e.bootstrap, ns.prefix))  # the projector seals text
     try:
         memories = {(tenant, user): _canonical(store.list_memories(tenant, user, STATUSES)) for tenant, user in users}
     finally:

@@ -47,6 +47,8 @@ from bench.distributed_common import (  # noqa: E402
     DEFAULT_BOOTSTRAP, BenchCluster, Sampler, paced, percentile, turn_kwargs,
 )
 from bench.synthetic import generate_turns  # noqa: E402
+from engram.core.crypto import FieldCipher  # noqa: E402
+from engram.distributed.erasure import cipher_for  # noqa: E402
 from engram.distributed.producer import TurnProducer  # noqa: E402
 from engram.distributed.projector import PROJECTOR_ROLE, weaviate_prefix  # noqa: E402
 from engram.distributed.readback import Probe  # noqa: E402
@@ -215,9 +217,11 @@ class Pollers:
 class Readers:
     """One WeaviateStore per polling thread, on the namespace's collections, opened before the worker starts."""
 
-    def __init__(self, args: argparse.Namespace, ctx: ProcessorContext, prefix: str) -> None:
-        self.stores = [WeaviateStore.connect(args.weaviate_url, args.weaviate_grpc_port, ctx.embedder.model_id, prefix)
-                       for _ in range(args.pollers)]
+    def __init__(self, args: argparse.Namespace, ctx: ProcessorContext, prefix: str,
+                 cipher: FieldCipher | None = None) -> None:
+        # the projector seals user text under the owner's key (encryption on): the readers open it the same way
+        self.stores = [WeaviateStore.connect(args.weaviate_url, args.weaviate_grpc_port, ctx.embedder.model_id, prefix,
+                                             cipher) for _ in range(args.pollers)]
         self.services = [RecallService(store, ctx.embedder, ctx.config) for store in self.stores]
 
     def close(self, drop: bool = True) -> None:
@@ -390,7 +394,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         readers: Readers | None = None
         pollers: Pollers | None = None
         try:
-            readers = Readers(args, ctx, weaviate_prefix(cluster.ns))  # collections exist before the projector starts
+            readers = Readers(args, ctx, weaviate_prefix(cluster.ns),  # collections exist before the projector starts
+                              cipher_for(cluster.bootstrap, cluster.ns.prefix))
             cluster.start()
             pollers = Pollers(readers.services, args.poll_interval, gate=not args.no_gate)
             producer = cluster.producer()
