@@ -35,6 +35,11 @@ def scoped(command: Any) -> Any:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(command)
 
 
+
+CLI_RECALL_DEADLINE_MS = 10_000.0
+"""A one-shot command opens its store connections cold (Weaviate, Kafka), so the chat path's deadline
+(`recall.deadline_ms`, end to end for serving) would miss parts that are merely slow to connect."""
+
 @contextmanager
 def opened(ctx: click.Context, writes: bool = False) -> Iterator[AccessService]:
     """The access use cases over the runtime ENGRAM_RUNTIME names; refusals become one-line errors.
@@ -100,14 +105,17 @@ def memories(ctx: click.Context, tenant: str, user: str, as_json: bool, include_
 @scoped
 @click.option("--agent", required=True, help="Agent id.")
 @click.option("--session", required=True, help="Session id (a new session gets long-term memory only).")
+@click.option("--deadline-ms", type=float, default=None,
+              help=f"Time limit in ms (default {CLI_RECALL_DEADLINE_MS:.0f}, or the configured one if longer).")
 @click.argument("question")
 @click.pass_context
 def recall(ctx: click.Context, tenant: str, user: str, agent: str, session: str, as_json: bool,
-           question: str) -> None:
+           deadline_ms: float | None, question: str) -> None:
     """Assemble the memory context for a question."""
     with opened(ctx) as access:
         request = RecallRequest(tenant, user, agent, session, question, datetime.now(timezone.utc))
-        result = access.backend.recall(request, access.backend.config.recall.deadline_ms)
+        limit = deadline_ms or max(CLI_RECALL_DEADLINE_MS, access.backend.config.recall.deadline_ms)
+        result = access.backend.recall(request, limit)
     if result is None:
         raise click.ClickException("recall failed or ran out of time (see the log); nothing to inject")
     if as_json:
