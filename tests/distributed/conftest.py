@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.services import SERVICES_SCRIPT, free_port, import_client, unavailable
+from tests.services import SERVICES_SCRIPT, free_port, import_client, pid_in, terminate, unavailable, wait_gone
 
 import_client("confluent_kafka", "kafka")
 import_client("faust", "kafka")
@@ -98,8 +98,7 @@ class PrivateBroker:
         return self.folder / "kafka" / "kafka.pid"
 
     def pid(self) -> int | None:
-        text = self.pid_file.read_text().strip() if self.pid_file.exists() else ""
-        return int(text) if text.isdigit() and _running(int(text)) else None
+        return pid_in(self.pid_file)
 
     def start(self, timeout: float = 180.0) -> float:
         """`services up kafka` on the same data dir (a restart keeps every topic); returns the seconds taken."""
@@ -117,34 +116,14 @@ class PrivateBroker:
         if pid is None:
             return
         os.kill(pid, signal.SIGKILL)
-        _wait_gone(pid)
+        wait_gone(pid)
 
     def stop(self) -> None:
         pid = self.pid()
         if pid is None:
             return
-        os.kill(pid, signal.SIGTERM)
-        if not _wait_gone(pid, 30.0):
-            os.kill(pid, signal.SIGKILL)
-            _wait_gone(pid)
+        terminate(pid, 30.0)
 
-
-def _running(pid: int) -> bool:
-    """True while `pid` lives and is not a zombie (the broker is not our child, so no wait())."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
-def _wait_gone(pid: int, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while _running(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 @pytest.fixture

@@ -8,12 +8,10 @@ Weaviate is never touched; stopped by the pid its pid file holds.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
-import time
 from pathlib import Path
 
-from tests.services import SERVICES_SCRIPT, WeaviateEndpoint, free_port
+from tests.services import SERVICES_SCRIPT, WeaviateEndpoint, free_port, pid_in, terminate
 
 
 class PrivateWeaviate:
@@ -39,8 +37,7 @@ class PrivateWeaviate:
         return self.folder / "weaviate" / "weaviate.pid"
 
     def pid(self) -> int | None:
-        text = self.pid_file.read_text().strip() if self.pid_file.exists() else ""
-        return int(text) if text.isdigit() and _running(int(text)) else None
+        return pid_in(self.pid_file)
 
     def start(self, timeout: float = 240.0) -> None:
         done = subprocess.run([str(SERVICES_SCRIPT), "up", "weaviate"], env=self.env, capture_output=True,  # noqa: S603
@@ -53,13 +50,7 @@ class PrivateWeaviate:
         pid = self.pid()
         if pid is None:
             return
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while _running(pid):
-            if time.monotonic() > deadline:
-                os.kill(pid, signal.SIGKILL)
-                deadline = time.monotonic() + timeout
-            time.sleep(0.05)
+        terminate(pid, timeout)
 
 
 def _pair(taken: set[int]) -> int:
@@ -76,11 +67,3 @@ def _pair(taken: set[int]) -> int:
             except OSError:
                 continue
         return port
-
-
-def _running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"

@@ -33,8 +33,10 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import signal
 import socket
 import subprocess
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -98,6 +100,38 @@ class EndpointDown(RuntimeError):
 # ------------------------------------------------------------------ policy
 def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def process_running(pid: int) -> bool:
+    """True while `pid` lives and is not a zombie (a service started by the script is not our child: no wait())."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def pid_in(pid_file: Path) -> int | None:
+    """The running process a service's pid file names, or None."""
+    text = pid_file.read_text().strip() if pid_file.exists() else ""
+    return int(text) if text.isdigit() and process_running(int(text)) else None
+
+
+def wait_gone(pid: int, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while process_running(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def terminate(pid: int, timeout: float = 30.0) -> None:
+    """SIGTERM (a controlled shutdown), SIGKILL if it is not gone within `timeout`, then wait until it is."""
+    os.kill(pid, signal.SIGTERM)
+    if not wait_gone(pid, timeout):
+        os.kill(pid, signal.SIGKILL)
+        wait_gone(pid)
 
 
 def unavailable(service: str, reason: str) -> NoReturn:
