@@ -52,7 +52,7 @@ def _flatten(items: list[Any]) -> list[_Shown]:
     for i in items:
         if i.kind in LONG_TERM_KINDS:
             out.append(_Shown(i.kind, i.text, tuple(i.source_message_ids)))
-            out.extend(_Shown("turn", t, (m,)) for m, t in i.context_turns)
+            out.extend(_Shown("turn", t, (m,)) for m, t in getattr(i, "context_turns", ()))
     return out
 
 

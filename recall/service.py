@@ -4,6 +4,15 @@ Order: global memory -> long-term (L3 persona, then L1) -> session summary (L2)
 -> short-term window -> the question. A deadline bounds the whole call; past
 it the service returns what it has: with a `RecallPool` the parts run as futures
 and the call returns by the deadline whatever the store does (recall/deadline.py). Every recall yields a RecallServed event.
+
+Long-term memories are ranked by the S1 score, then ordered for diversity of
+source: a memory whose source turns are already behind a chosen memory ranks
+as if its score were `source_repeat_factor` lower per such turn (several notes
+extracted from one turn would otherwise fill a token budget with one moment).
+The best `context_turns_top` memories carry the turns around their source turn
+(`store.turn_neighbours`): the question a note answers and the reply, verbatim
+(redacted), counted in the item's tokens. Both are general: they use only the
+log's turn order and provenance, nothing about a data set.
 """
 
 from __future__ import annotations
