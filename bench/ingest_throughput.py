@@ -241,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
                       encryption=args.encryption == "on"))
         return 0
 
-    runs, plain = [], []
+    runs: list[dict[str, Any]] = []
+    plain: list[dict[str, Any]] = []
     for n in range(args.repeat):
         for encryption in (True,) if args.no_compare else (True, False):
             run = (run_once(args.turns, args.seed, args.users, batch_size=args.batch_size, encryption=encryption)
