@@ -93,3 +93,16 @@ def test_rendered_context_turns_follow_their_memory_line() -> None:
     item = RecalledItem("memory", "x", "User went kayaking", 0.5, 9, ("d1",), context_turns=(("d0", "Any plans?"),),
                         details={"type": "user_fact"})
     assert render_memory_section([item], "kayak?").endswith('- User went kayaking\n  > "Any plans?"')
+
+
+def test_forgetting_a_memory_by_id_drops_the_turns_recall_could_quote(tmp_path: Path) -> None:
+    from engram.schemas.events import ForgetRequested
+
+    with _chat(tmp_path) as runtime:
+        kayak = next(m for m in runtime.store.list_memories("t1", "u1") if "kayak" in m.content.lower())
+        assert runtime.store.turn_neighbours("t1", "u1", "s1", "d1")
+        runtime.append([ForgetRequested(event_id="f1", occurred_at=T0 + timedelta(hours=1), tenant_id="t1",
+                                        user_id="u1", memory_ids=(kayak.memory_id,))])
+        assert runtime.store.turn_neighbours("t1", "u1", "s1", "d1") == []
+        result = runtime.recall(RecallRequest("t1", "u1", "a1", "s2", "kayaking on the lake", T0 + timedelta(days=1)))
+    assert "kayak" not in result.memory_section.lower()
