@@ -240,6 +240,23 @@ class EmbeddedStore:
         self._recent[key] = (limit, turns)
         return list(turns)
 
+    def turn_neighbours(self, tenant: str, user: str, session: str, message_id: str) -> list[RecentTurn]:
+        self.flush()
+        key = (tenant, user, session)
+        row = self._db.execute("SELECT position FROM proj_turns WHERE tenant=? AND user=? AND session=? "
+                               "AND message_id=?", (*key, message_id)).fetchone()
+        if row is None:
+            return []
+        out = []
+        for sign, order in (("<", "DESC"), (">", "ASC")):
+            near = self._db.execute(
+                "SELECT message_id, position, role, content, occurred_at FROM proj_turns WHERE tenant=? AND user=? "
+                f"AND session=? AND position {sign} ? ORDER BY position {order} LIMIT 1", (*key, row[0])).fetchone()
+            if near is not None:
+                m, p, role, c, t = near
+                out.append(RecentTurn(session, m, role, c, datetime.fromisoformat(t), p))
+        return out
+
     def forget_context(self, tenant: str, user: str) -> int:
         """Delete the user's session summaries and recent-turn window; return the rows deleted."""
         self.flush()
