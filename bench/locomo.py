@@ -229,13 +229,14 @@ class Tally:
 
 # -- systems ---------------------------------------------------------------------------------------------
 
-def engram_context(candidate_limit: int | None, deadline_ms: float, embedder: str | None = None) -> Any:
+def engram_context(candidate_limit: int | None, deadline_ms: float, embedder: str | None = None,
+                   context_turns: int = 0) -> Any:
     import os
 
     from engram.core.config import DEFAULT_CONFIG
     from engram.runtime.context import default_context
 
-    update: dict[str, Any] = {"deadline_ms": deadline_ms}
+    update: dict[str, Any] = {"deadline_ms": deadline_ms, "context_turns_top": context_turns}
     if candidate_limit:
         update["candidate_limit"] = candidate_limit
     config = DEFAULT_CONFIG.model_copy(update={"recall": DEFAULT_CONFIG.recall.model_copy(update=update)})
@@ -335,9 +336,10 @@ BENCH_MD_BASELINES = {  # BENCH.md, all ten conversations, 1,536 questions
 def run(folder: Path, *, baselines: bool = True, dense: bool = True, limit_conversations: int | None = None,
         limit_questions: int | None = None, recall_limit: int = 200, recall_budget: int = 100_000,
         candidate_limit: int | None = None, deadline_ms: float = 5000.0, data_dir: Path | None = None,
-        model_dir: str | None = None, out: Any = None, embedders: Sequence[str] = ("hashing",)
-        ) -> list[dict[str, Any]]:
-    """Run the benchmark; emit and return the JSON records. One Engram row per embedder."""
+        model_dir: str | None = None, out: Any = None, embedders: Sequence[str] = ("hashing",),
+        context_turns: Sequence[int] = (0,)) -> list[dict[str, Any]]:
+    """Run the benchmark; emit and return the JSON records. One Engram row per embedder and
+    `context_turns` value (recall.context_turns_top: 0 is the product default, raw turns not quoted)."""
     from engram.runtime.engine import EmbeddedRuntime
 
     records: list[dict[str, Any]] = []
@@ -363,19 +365,20 @@ def run(folder: Path, *, baselines: bool = True, dense: bool = True, limit_conve
         "max_evidence_span": MAX_EVIDENCE_SPAN, "recall_limit": recall_limit, "recall_token_budget": recall_budget,
         "candidate_limit": candidate_limit or "default", "deadline_ms": deadline_ms,
         "baselines": baselines, "dense": (str(dense_model.model_dir) if dense_model else dense_error),
-        "embedders": list(embedders),
+        "embedders": list(embedders), "context_turns": list(context_turns),
         "machine": machine_info(),
     }
     record(settings)
 
     tallies: dict[str, dict[str, Tally]] = defaultdict(dict)
     conv_info: dict[str, dict[str, Any]] = {}
-    engines = [f"engram[{kind}]" for kind in embedders]
+    variants = [(kind, turns) for kind in embedders for turns in context_turns]
+    engines = [f"engram[{kind}]" if not turns else f"engram[{kind},context_turns={turns}]" for kind, turns in variants]
     systems_order = (*engines, *BASELINES)
     with tempfile.TemporaryDirectory(prefix="engram-locomo-") as tmp:
-        for kind, engine in zip(embedders, engines):
-            folder = (data_dir / kind) if data_dir else Path(tmp) / kind
-            runtime = EmbeddedRuntime(folder, ctx=engram_context(candidate_limit, deadline_ms, kind))
+        for (kind, turns), engine in zip(variants, engines):
+            folder = (data_dir / f"{kind}-{turns}") if data_dir else Path(tmp) / f"{kind}-{turns}"
+            runtime = EmbeddedRuntime(folder, ctx=engram_context(candidate_limit, deadline_ms, kind, turns))
             try:
                 for conv in conversations:
                     questions = conv.questions[:limit_questions] if limit_questions else conv.questions
@@ -384,7 +387,7 @@ def run(folder: Path, *, baselines: bool = True, dense: bool = True, limit_conve
                     info.update(recall_info)
                     info["skipped_no_evidence"] = conv.skipped_no_evidence
                     info["skipped_category_5"] = conv.skipped_category_5
-                    conv_info[f"{conv.name} {kind}"] = info
+                    conv_info[f"{conv.name} {engine}"] = info
                     _tally(tallies, engine, conv, questions, ranks, record, info)
             finally:
                 runtime.close()
@@ -477,13 +480,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="recall deadline for this run (quality, not latency, is measured here)")
     parser.add_argument("--embedder", action="append", default=None, choices=("hashing", "use"),
                         help="Engram's embedder (repeat for a row per embedder; default: hashing)")
+    parser.add_argument("--context-turns", type=int, action="append", default=None,
+                        help="recall.context_turns_top (repeat for a row per value; default 0, the product's: "
+                             "the opt-in quoting of the turns around the best memories' source turns)")
     parser.add_argument("--data", type=Path, default=None, help="keep the Engram data folder here")
     parser.add_argument("--model-dir", default=None, help="all-MiniLM-L6-v2 folder (default: the packaged one)")
     args = parser.parse_args(argv)
     run(args.folder, baselines=args.baselines, dense=args.dense, limit_conversations=args.limit_conversations,
         limit_questions=args.limit_questions, recall_limit=args.recall_limit, recall_budget=args.recall_budget,
         candidate_limit=args.candidate_limit, deadline_ms=args.deadline_ms, data_dir=args.data,
-        model_dir=args.model_dir, embedders=tuple(args.embedder or ("hashing",)))
+        model_dir=args.model_dir, embedders=tuple(args.embedder or ("hashing",)),
+        context_turns=tuple(args.context_turns or (0,)))
     return 0
 
 

@@ -74,9 +74,12 @@ class RecallConfig(_Section):
     source_repeat_factor: float = Field(default=0.5, gt=0.0, le=1.0)
     """Ranking only: a memory drawn from a turn already behind a chosen memory ranks as if its score were
     this much lower per such turn (1 = off). The reported S1 score is unchanged."""
-    context_turns_top: int = Field(default=1, ge=0)
-    """The best this many memories (default: the best one) show the turns just before and after their
-    source turn (the question it answers, the reply), verbatim (redacted), each once in the context; 0 = off."""
+    context_turns_top: int = Field(default=0, ge=0)
+    """Opt-in: the best this many memories show the turns just before and after their source turn (the
+    question it answers, the reply), verbatim (redacted), each once in the context. Off by default: raw
+    turns are not injected unless asked for (SPEC §1)."""
+    context_turn_tokens: int = Field(default=60, ge=8)
+    """A quoted turn longer than this many tokens is cut, with an ellipsis."""
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self) -> "RecallConfig":

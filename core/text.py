@@ -132,6 +132,19 @@ def estimate_tokens(text: str) -> int:
     return cjk + math.ceil((len(text) - cjk) / 4)
 
 
+def clip_tokens(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` estimated tokens (the ellipsis included), at a space where one is near."""
+    if estimate_tokens(text) <= limit:
+        return text
+    low, high = 0, len(text)
+    while low < high:  # the longest prefix that fits with the ellipsis
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if estimate_tokens(text[:mid]) + 1 <= limit else (low, mid - 1)
+    cut = text[:low]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > low * 0.7 else cut).rstrip() + "…"
+
+
 # C0 controls except tab and line feed, DEL, C1 controls; zero-width space, word joiner, BOM;
 # bidi embeddings, overrides and isolates (the "Trojan Source" characters). Zero-width (non-)joiners
 # stay (emoji sequences and Indic/Persian scripts need them), so do the LRM/RLM marks. Lone

@@ -160,14 +160,15 @@ class DistributedBackend:
 
         A miss waits (bounded) until the projectors have committed the recalls topic as far as it
         goes now, then asks again: a recall served a moment ago by another process is found. At most
-        `EVENT_WAITERS` misses wait at once; the others are answered at once (made-up ids cost little).
+        `EVENT_WAITERS` misses wait at once and the others queue for a turn (bounded by EVENT_WAIT too):
+        made-up ids cannot load the broker, and feedback on a recall served a moment ago is still found.
         """
         with self._counts_lock:
             found = self._served.get(event_id)
         if found is not None:
             return found if (found.tenant_id, found.user_id) == (tenant, user) else None
         served = self.runtime.recall_observation(tenant, user, event_id)
-        if served is None and self._event_waiters.acquire(blocking=False):
+        if served is None and self._event_waiters.acquire(timeout=EVENT_WAIT):
             try:
                 self._wait_for_recalls()
             finally:

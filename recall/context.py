@@ -13,11 +13,11 @@ answers and the reply, in the user's own words, which extraction rewrote.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal
 
-from engram.core.text import has_cjk
+from engram.core.text import estimate_tokens, has_cjk
 
 ItemKind = Literal["global", "persona", "memory", "summary"]
 
@@ -51,6 +51,12 @@ class RecalledItem:
     context_turns: tuple[tuple[str, str], ...] = ()
     """(message id, redacted text) of the turns shown beside the memory: the one before its source turn
     (what it answers) and the one after (the reply). Only the best few memories carry them."""
+
+
+def without_context_turns(item: RecalledItem) -> RecalledItem:
+    """The item without the turns quoted beside it (when only the memory itself fits the budget)."""
+    details = {k: v for k, v in item.details.items() if k != "context_turns"}
+    return replace(item, context_turns=(), tokens=estimate_tokens(item.text), details=details)
 
 
 def reference_clause(question: str) -> str:

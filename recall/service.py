@@ -31,14 +31,14 @@ from typing import Any
 from engram.core.config import EngramConfig
 from engram.core.embedding import Embedder, cosine, embed_text
 from engram.core.scoring import ScoreParts, decay_factor, lexical_score, match_scores, rarity_weights, score_parts
-from engram.core.text import estimate_tokens, terms
+from engram.core.text import clip_tokens, estimate_tokens, terms
 from engram.projections.hybrid_index import searchable_text
 from engram.projections.ports import MemoryStore, SearchHit
 from engram.schemas.base import stable_id
 from engram.schemas.events import RecallServed
 from engram.schemas.memory import MemoryRecord
 
-from .context import RecalledItem, build_messages, render_memory_section
+from .context import RecalledItem, build_messages, render_memory_section, without_context_turns
 from .deadline import PARTS, PartMissed, RecallPool, gather
 from .global_cards import select_cards
 
@@ -289,7 +289,7 @@ class RecallService:
             for turn in self.store.turn_neighbours(req.tenant, req.user, record.session_id, source):
                 if turn.message_id not in shown and turn.content.strip():
                     shown.add(turn.message_id)
-                    out.append((turn.message_id, turn.content))
+                    out.append((turn.message_id, clip_tokens(turn.content, self.config.recall.context_turn_tokens)))
         return tuple(out)
 
     def _diverse(self, hits: list[SearchHit], scores: dict[str, ScoreParts],
@@ -403,6 +403,8 @@ class RecallService:
             fixed = item.kind != "memory"
             if fixed and pending:
                 pending -= item.tokens
+            if not fixed and item.context_turns and used + item.tokens + pending > budget:
+                item = without_context_turns(item)  # the memory keeps its place; its quotes go
             if used + item.tokens + (0 if fixed else pending) > budget:
                 continue
             kept.append(item)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
 from bench.locomo import ranked_items
 from engram.core.config import DEFAULT_CONFIG, EngramConfig
+from engram.core.text import estimate_tokens
 from engram.core.embedding import HashingEmbedder
 from engram.core.scoring import ScoreParts
 from engram.projections.embedded_store import EmbeddedStore
@@ -63,8 +65,8 @@ def _chat(tmp_path: Path, **recall: object) -> EmbeddedRuntime:
     return runtime
 
 
-def test_the_best_memory_shows_the_turn_it_answers_and_the_reply(tmp_path: Path) -> None:
-    with _chat(tmp_path) as runtime:
+def test_the_best_memory_shows_the_turn_it_answers_and_the_reply_when_asked(tmp_path: Path) -> None:
+    with _chat(tmp_path, context_turns_top=1) as runtime:
         result = runtime.recall(RecallRequest("t1", "u1", "a1", "s2", "kayaking on the lake", T0 + timedelta(days=1)))
     memories = [i for i in result.items if i.kind == "memory"]
     best = memories[0]
@@ -78,8 +80,8 @@ def test_the_best_memory_shows_the_turn_it_answers_and_the_reply(tmp_path: Path)
     assert [sorted(r.provenance) for r in ranked[:3]] == [["d1"], ["d0"], ["d2"]]
 
 
-def test_context_turns_are_off_at_zero_and_never_repeat_a_shown_turn(tmp_path: Path) -> None:
-    with _chat(tmp_path, context_turns_top=0) as runtime:
+def test_context_turns_are_off_by_default_and_never_repeat_a_shown_turn(tmp_path: Path) -> None:
+    with _chat(tmp_path) as runtime:  # SPEC §1: raw turns are not injected unless asked for
         result = runtime.recall(RecallRequest("t1", "u1", "a1", "s2", "kayaking on the lake", T0 + timedelta(days=1)))
     assert all(not i.context_turns for i in result.items)
     with _chat(tmp_path / "all", context_turns_top=10) as runtime:
@@ -95,14 +97,33 @@ def test_rendered_context_turns_follow_their_memory_line() -> None:
     assert render_memory_section([item], "kayak?").endswith('- User went kayaking\n  > "Any plans?"')
 
 
-def test_forgetting_a_memory_by_id_drops_the_turns_recall_could_quote(tmp_path: Path) -> None:
+def test_a_long_quoted_turn_is_clipped_and_never_costs_the_memory_its_place(tmp_path: Path) -> None:
+    lines = [("assistant", "How was your weekend? " + "Tell me everything about it. " * 200),
+             ("user", "I went kayaking on the lake with my kids."),
+             ("assistant", "That sounds lovely! " + "Kayaking is a great family activity. " * 200)]
+    with EmbeddedRuntime(tmp_path / "engram", ctx=default_context(_config(context_turns_top=1,
+                                                                          context_turn_tokens=20), {})) as runtime:
+        runtime.ingest([TurnInput(tenant="t1", user="u1", agent="a1", session="s1", message_id=f"k{n}", role=role,
+                                  content=text, ts=T0 + timedelta(minutes=n)) for n, (role, text) in enumerate(lines)])
+        question = RecallRequest("t1", "u1", "a1", "s2", "kayaking on the lake", T0 + timedelta(days=1))
+        result = runtime.recall(question)
+        best = next(i for i in result.items if i.kind == "memory")
+        assert [m for m, _ in best.context_turns] == ["k0", "k2"]
+        assert all(estimate_tokens(t) <= 20 and t.endswith("…") for _, t in best.context_turns)
+        tight = runtime.recall(replace(question, token_budget=estimate_tokens(best.text) + 2))
+    kept = [i for i in tight.items if i.kind == "memory"]
+    assert kept and kept[0].item_id == best.item_id and not kept[0].context_turns, "the memory stays, its quotes go"
+    assert "context_turns" not in kept[0].details
+
+
+def test_forgetting_a_memory_by_id_keeps_the_session_window(tmp_path: Path) -> None:
     from engram.schemas.events import ForgetRequested
 
     with _chat(tmp_path) as runtime:
         kayak = next(m for m in runtime.store.list_memories("t1", "u1") if "kayak" in m.content.lower())
-        assert runtime.store.turn_neighbours("t1", "u1", "s1", "d1")
+        recent = runtime.store.recent_turns("t1", "u1", "s1", 10)
         runtime.append([ForgetRequested(event_id="f1", occurred_at=T0 + timedelta(hours=1), tenant_id="t1",
                                         user_id="u1", memory_ids=(kayak.memory_id,))])
-        assert runtime.store.turn_neighbours("t1", "u1", "s1", "d1") == []
+        assert runtime.store.recent_turns("t1", "u1", "s1", 10) == recent, "one forgotten memory is not a reset"
         result = runtime.recall(RecallRequest("t1", "u1", "a1", "s2", "kayaking on the lake", T0 + timedelta(days=1)))
-    assert "kayak" not in result.memory_section.lower()
+    assert kayak.memory_id not in {i.item_id for i in result.items}
