@@ -19,6 +19,12 @@ from engram.distributed.topics import Namespace, all_specs
 from engram.schemas.inputs import TurnInput
 
 DEFAULT_BOOTSTRAP = os.environ.get("ENGRAM_KAFKA_BOOTSTRAP", "127.0.0.1:9092")
+BENCH_MASTER_KEY = "be7c" * 16
+"""The distributed runtime refuses to start without a master key. A benchmark's namespace is thrown away at
+its end, so without ENGRAM_MASTER_KEY / ENGRAM_MASTER_KEY_FILE it runs under this throwaway one (inherited by
+its worker processes), with encryption on as deployed."""
+if not (os.environ.get("ENGRAM_MASTER_KEY") or os.environ.get("ENGRAM_MASTER_KEY_FILE")):
+    os.environ["ENGRAM_MASTER_KEY"] = BENCH_MASTER_KEY
 
 
 def turn_kwargs(turn: TurnInput, trace: str | None = None) -> dict[str, Any]:
