@@ -89,6 +89,42 @@ class BenchCluster:
         delete_namespace(self.bootstrap, self.ns.prefix)
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a process so far (Linux /proc; None if it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def load_average() -> float:
+    """The 1-minute load average (what else runs on the machine beside the measured processes)."""
+    try:
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+class WorkerCpu:
+    """CPU seconds the cluster's worker processes spent over a window, per 1,000 turns: the figure that
+    load on the machine changes least (wall-clock rates fall with load, CPU per turn hardly does)."""
+
+    def __init__(self, cluster: BenchCluster) -> None:
+        self.pids = [proc.pid for proc in cluster.procs]
+        self.before = self._total()
+        self.load_before = load_average()
+
+    def _total(self) -> float:
+        return sum(cpu_seconds(pid) or 0.0 for pid in self.pids)
+
+    def report(self, turns: int) -> dict[str, float]:
+        spent = self._total() - self.before
+        return {"worker_cpu_seconds": round(spent, 2),
+                "worker_cpu_s_per_1000_turns": round(1000 * spent / turns, 3) if turns else float("nan"),
+                "load_before": self.load_before, "load_after": load_average()}
+
+
 def paced(count: int, rate: float, action: Callable[[int], None]) -> float:
     """Call `action(i)` for i in range(count) at `rate` calls/s (absolute schedule); returns the seconds taken."""
     start = time.perf_counter()

@@ -167,7 +167,7 @@ class KafkaKeyStore:
             return
         with self._lock:
             self.sync()
-            made = []
+            made: list[tuple[str, str, bytes]] = []
             for owner in missing:
                 if owner not in self._current and owner not in (m[0] for m in made):
                     key_id, key = os.urandom(12).hex(), os.urandom(KEY_BYTES)
