@@ -94,11 +94,13 @@ def sustained(cluster: BenchCluster, turns: Turns, rate: float, seconds: float, 
         drain = float("inf")
     producer.close()
     late = [v for at, v in sampler.samples if at >= took / 2]
-    ok = drain <= drain_limit
+    lost = sum(producer.counters.get(k, 0) for k in ("failed", "dropped", "invalid"))
+    ok = drain <= drain_limit and not lost  # a rate is not sustained by turns that never reached the broker
     return {"kind": "distributed_sustained", "target_rate": rate, "produced": len(batch),
             "achieved_rate": round(len(batch) / took, 1), "max_behind_records": max((v for _, v in sampler.samples),
                                                                                      default=0),
             "behind_second_half": max(late, default=0), "drain_seconds": round(drain, 3), "sustained": ok,
+            "sdk_not_sent": lost,
             **cpu.report(len(batch)), **_counters(producer)}
 
 
