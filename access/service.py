@@ -169,8 +169,8 @@ class AccessService:
     def feedback(self, who: Principal, body: FeedbackRequest) -> FeedbackResult:
         """Attach a verdict to a recall of this user (appended as FeedbackGiven)."""
         who.check_tenant(body.tenant)
-        served = self.backend.event(body.recall_id)
-        if not isinstance(served, RecallServed) or (served.tenant_id, served.user_id) != (body.tenant, body.user):
+        served = self.backend.event(body.tenant, body.user, body.recall_id)
+        if not isinstance(served, RecallServed):
             raise NotFound(f"no recall {body.recall_id!r} for this user", "unknown_recall")
         event = FeedbackGiven(
             event_id=new_id(), occurred_at=self.clock(), tenant_id=body.tenant, user_id=body.user,

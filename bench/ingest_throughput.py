@@ -14,6 +14,7 @@ the medians, and a table.
     python -m bench.ingest_throughput                      # 20,000 turns, 3 repetitions
     python -m bench.ingest_throughput --turns 5000 --repeat 5
     python -m bench.ingest_throughput --profile bench/results/ingest.prof.txt
+    python -m bench.ingest_throughput --turns 5000 --repeat 1 --no-compare --sample bench/results/ingest.sample.txt
     python -m bench.ingest_throughput --turns 2000 --repeat 1 --embedder use   # the USE embedder
 
 Encryption (crypto-shredding, SPEC §7) is on by default, as in the runtime.
@@ -47,7 +48,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def run_once(turns: int, seed: int, users: int | None = None, profile: cProfile.Profile | None = None,
-             batch_size: int | None = None, encryption: bool = True) -> dict[str, Any]:
+             batch_size: int | None = None, encryption: bool = True, sampler: Any = None) -> dict[str, Any]:
     """Generate the traffic, ingest it into a fresh runtime, and measure. In this process."""
     from bench.synthetic import describe, generate_turns
     from engram.runtime.engine import EmbeddedRuntime
@@ -61,11 +62,15 @@ def run_once(turns: int, seed: int, users: int | None = None, profile: cProfile.
         try:
             if profile is not None:
                 profile.enable()
+            if sampler is not None:
+                sampler.__enter__()
             start, cpu_start = time.perf_counter(), time.process_time()
             report = runtime.ingest(batch)
             events = runtime.log.count()
             elapsed = time.perf_counter() - start
             cpu = time.process_time() - cpu_start
+            if sampler is not None:
+                sampler.__exit__(None, None, None)
             if profile is not None:
                 profile.disable()
             memories = _active_memories(runtime, batch)
@@ -216,6 +221,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", type=Path, default=None,
                         help="also run one cProfile'd repetition (not in the medians) and write the "
                              "top 25 by cumulative and own time to this file")
+    parser.add_argument("--sample", type=Path, default=None,
+                        help="also run one repetition under a CPU sampler (bench/cpu_sampler.py; not in the "
+                             "medians) and write the inclusive and own shares per function to this file")
     parser.add_argument("--batch-size", type=int, default=None,
                         help="EmbeddedRuntime batch_size (default: the runtime's own)")
     parser.add_argument("--no-compare", action="store_true",
@@ -233,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
                       encryption=args.encryption == "on"))
         return 0
 
-    runs, plain = [], []
+    runs: list[dict[str, Any]] = []
+    plain: list[dict[str, Any]] = []
     for n in range(args.repeat):
         for encryption in (True,) if args.no_compare else (True, False):
             run = (run_once(args.turns, args.seed, args.users, batch_size=args.batch_size, encryption=encryption)
@@ -268,6 +277,18 @@ def main(argv: list[str] | None = None) -> int:
     if not summary["complete"]:
         print(f"WARNING: only {summary['processed_turns']:,} of {summary['turns']:,} turns reached the processors "
               "(runtime counters['TurnRecorded']): the throughput above is NOT valid", file=sys.stderr)
+
+    if args.sample:
+        from bench.cpu_sampler import CpuSampler
+
+        sampler = CpuSampler()
+        sampled = run_once(args.turns, args.seed, args.users, batch_size=args.batch_size, sampler=sampler)
+        text = (f"{sampled['turns']} turns, {sampled['cpu_seconds']} CPU s ({sampled['turns_per_cpu_s']} turns/CPU-s), "
+                f"load {sampled['loadavg']}\n" + sampler.report())
+        args.sample.parent.mkdir(parents=True, exist_ok=True)
+        args.sample.write_text(text, encoding="utf-8")
+        print(f"\nCPU samples written to {args.sample}")
+        print("\n".join(text.splitlines()[:30]))
 
     if args.profile:
         profile = cProfile.Profile()

@@ -20,6 +20,9 @@ the benchmark's, not the service's:
 
 - the long-term items (kind persona or memory), in the order recall returns
   them, are the ranking; an item's provenance is its `source_message_ids`;
+  a turn shown beside a memory (`context_turns`, the verbatim turns around its
+  source turn) follows it as an item of its own, with its one dia_id and its
+  own tokens (it takes a rank and budget like a raw turn);
   an item with more than 3 distinct source turns (a summary-like item)
   takes its rank and its tokens but counts for no evidence;
 - any@10: share of questions with an evidence dia_id in the provenance of
@@ -282,13 +285,24 @@ def engram_rankings(runtime: Any, conv: Conversation, questions: Sequence[Questi
             now=conv.eval_time, message_id=f"q{q.index}", limit=limit, token_budget=budget))
         latencies.append((time.perf_counter() - start) * 1000)
         exceeded += bool(result.deadline_exceeded)
-        rankings.append([RankedItem(frozenset(i.source_message_ids), chars_to_tokens(i.text))
-                         for i in result.items if i.kind in LONG_TERM_KINDS])
+        rankings.append(ranked_items(result.items))
     lat = sorted(latencies)
     info = {"recall_p50_ms": round(median(lat), 2),
             "recall_p95_ms": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 2) if lat else 0.0,
             "deadline_exceeded": exceeded}
     return rankings, info
+
+
+def ranked_items(items: Sequence[Any]) -> list[RankedItem]:
+    """The long-term items in recall order; a turn shown beside a memory (`context_turns`) follows it as
+    an item of its own (its one dia_id, its own tokens), as a raw turn would be."""
+    out: list[RankedItem] = []
+    for i in items:
+        if i.kind not in LONG_TERM_KINDS:
+            continue
+        out.append(RankedItem(frozenset(i.source_message_ids), chars_to_tokens(i.text)))
+        out.extend(RankedItem(frozenset({m}), chars_to_tokens(t)) for m, t in getattr(i, "context_turns", ()))
+    return out
 
 
 def baseline_rankings(conv: Conversation, questions: Sequence[Question], dense_model: Any | None

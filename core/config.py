@@ -71,6 +71,12 @@ class RecallConfig(_Section):
     candidate_limit: int = 50
     result_limit: int = 10
     near_duplicate_cosine: float = 0.92
+    source_repeat_factor: float = Field(default=0.5, gt=0.0, le=1.0)
+    """Ranking only: a memory drawn from a turn already behind a chosen memory ranks as if its score were
+    this much lower per such turn (1 = off). The reported S1 score is unchanged."""
+    context_turns_top: int = Field(default=1, ge=0)
+    """The best this many memories (default: the best one) show the turns just before and after their
+    source turn (the question it answers, the reply), verbatim (redacted), each once in the context; 0 = off."""
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self) -> "RecallConfig":

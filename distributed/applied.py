@@ -118,7 +118,9 @@ class AppliedWaiter:
 
 # -- one waiter per process -------------------------------------------------------------------------------
 FOLLOW_LIMIT = 200_000
-"""Derived events a SharedWaiter keeps indexed by cause (oldest dropped first)."""
+"""Causes a SharedWaiter keeps indexed (oldest dropped first)."""
+FOLLOW_BYTES = 64 * 1024 * 1024
+"""And the raw bytes it keeps for them at most: a record is counted once per cause naming it."""
 
 
 @dataclass
@@ -171,6 +173,7 @@ class SharedWaiter:
         self._read_to: Marks = {}
         self._by_cause: OrderedDict[str, list[tuple[tuple[str, int], int, str, bytes]]] = OrderedDict()
         """cause id -> (topic-partition, offset, event id, raw value) of each derived record naming it."""
+        self._indexed_bytes = 0
         self._listed_at = float("-inf")
         self._complete = False
         """Every derived topic is followed (topics are listed again only until then)."""
@@ -332,8 +335,14 @@ class SharedWaiter:
                     continue
                 for cause in causes:
                     self._by_cause.setdefault(str(cause), []).append((tp, offset, event_id, value))
-            while len(self._by_cause) > FOLLOW_LIMIT:
-                self._by_cause.popitem(last=False)
+                    self._indexed_bytes += len(value)
+            self._drop_oldest()
+
+    def _drop_oldest(self) -> None:
+        """Keep the index within FOLLOW_LIMIT causes and FOLLOW_BYTES (a busy deployment must not grow it)."""
+        while self._by_cause and (len(self._by_cause) > FOLLOW_LIMIT or self._indexed_bytes > FOLLOW_BYTES):
+            _, records = self._by_cause.popitem(last=False)
+            self._indexed_bytes -= sum(len(value) for *_, value in records)
 
     def _assign_new(self) -> None:
         """Follow the derived topics' partitions from their current end (from 0 for those created later)."""

@@ -47,6 +47,7 @@ from .readback import high_watermarks
 log = logging.getLogger("engram.distributed")
 T = TypeVar("T")
 EVENT_WAIT = 10.0
+EVENT_WAITERS = 4  # misses of `event()` that may wait for the recalls projection at once
 """Seconds an unknown event id waits for the projectors to catch up with the recalls topic."""
 
 
@@ -64,6 +65,7 @@ class DistributedBackend:
         self._counts_lock = threading.Lock()
         self._applied_lock = threading.Lock()  # opening the waiter talks to Kafka: not under the counts lock
         self._served: OrderedDict[str, Event] = OrderedDict()
+        self._event_waiters = threading.BoundedSemaphore(EVENT_WAITERS)
 
     @classmethod
     def from_env(cls, data: Path | str, env: Mapping[str, str] | None = None) -> DistributedBackend:
@@ -153,25 +155,34 @@ class DistributedBackend:
     def read(self, query: Callable[[MemoryStore], T]) -> T:
         return query(self.runtime.store)  # type: ignore[arg-type]
 
-    def event(self, event_id: str) -> Event | None:
-        """An event this process produced, else a recall observation from ClickHouse (any process's).
+    def event(self, tenant: str, user: str, event_id: str) -> Event | None:
+        """This user's event that this process produced, else their recall observation from ClickHouse.
 
         A miss waits (bounded) until the projectors have committed the recalls topic as far as it
-        goes now, then asks again: a recall served a moment ago by another process is found.
+        goes now, then asks again: a recall served a moment ago by another process is found. At most
+        `EVENT_WAITERS` misses wait at once; the others are answered at once (made-up ids cost little).
         """
         with self._counts_lock:
             found = self._served.get(event_id)
         if found is not None:
-            return found
-        served = self.runtime.recall_observation(event_id)
-        if served is None:
-            recalls = self.runtime.endpoints.namespace.topic(t.RECALLS)
+            return found if (found.tenant_id, found.user_id) == (tenant, user) else None
+        served = self.runtime.recall_observation(tenant, user, event_id)
+        if served is None and self._event_waiters.acquire(blocking=False):
             try:
-                self.applied.wait(high_watermarks(self.runtime.endpoints.bootstrap, [recalls]), (), EVENT_WAIT)
-            except NotApplied:
-                self._count("event.projection_behind")
-            served = self.runtime.recall_observation(event_id)
+                self._wait_for_recalls()
+            finally:
+                self._event_waiters.release()
+            served = self.runtime.recall_observation(tenant, user, event_id)
+        elif served is None:
+            self._count("event.wait_refused")
         return served
+
+    def _wait_for_recalls(self) -> None:
+        recalls = self.runtime.endpoints.namespace.topic(t.RECALLS)
+        try:
+            self.applied.wait(high_watermarks(self.runtime.endpoints.bootstrap, [recalls]), (), EVENT_WAIT)
+        except NotApplied:
+            self._count("event.projection_behind")
 
     def lineage(self, tenant: str, user: str, memory_id: str) -> list[dict[str, Any]]:
         return self.runtime.lineage(tenant, user, memory_id)

@@ -216,11 +216,15 @@ class DistributedRuntime:
             result = run_query(conn.client, sql, {"tenant": tenant, "user": user, "memory_id": memory_id})
         return lineage_steps(result.as_dicts())
 
-    def recall_observation(self, event_id: str) -> RecallServed | None:
-        """A recall observation by its id, from ClickHouse (whichever process served the recall), or None."""
-        sql = f"SELECT {', '.join(RECALL_COLUMNS)} FROM recalls FINAL WHERE event_id = {{id:String}} LIMIT 1"
+    def recall_observation(self, tenant: str, user: str, event_id: str) -> RecallServed | None:
+        """This user's recall observation by its id, from ClickHouse (whichever process served it), or None.
+
+        Scoped to the tenant and user: the table's key prunes to the tenant, and no query crosses tenants.
+        """
+        sql = (f"SELECT {', '.join(RECALL_COLUMNS)} FROM recalls FINAL WHERE tenant_id = {{tenant:String}} "
+               "AND user_id = {user:String} AND event_id = {id:String} LIMIT 1")
         with shared_connection(self.endpoints.clickhouse) as conn:
-            result = run_query(conn.client, sql, {"id": event_id})
+            result = run_query(conn.client, sql, {"tenant": tenant, "user": user, "id": event_id})
         rows = result.as_dicts()
         return RecallServed.model_validate(rows[0]) if rows else None
 

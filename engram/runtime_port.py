@@ -141,8 +141,11 @@ class MemoryRuntime(Protocol):
         """Run a read against the current-memory projection."""
         ...
 
-    def event(self, event_id: str) -> Event | None:
-        """One event by id (a recall observation, a feedback), or None."""
+    def event(self, tenant: str, user: str, event_id: str) -> Event | None:
+        """One event of this tenant's user by id (a recall observation, a feedback), or None.
+
+        An event of another tenant or user is None, as if it did not exist.
+        """
         ...
 
     def lineage(self, tenant: str, user: str, memory_id: str) -> list[dict[str, Any]]:

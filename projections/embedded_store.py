@@ -55,7 +55,8 @@ class EmbeddedStore:
         self._cards: dict[tuple[str, str], list[GlobalCard]] = {}
         self._summaries: dict[tuple[str, str, str], SummarySnapshotted | None] = {}
         self._recent: dict[tuple[str, str, str], tuple[int, list[RecentTurn]]] = {}
-        self._pending_memories: list[tuple[object, ...]] = []
+        # newest buffered version of each memory (record, vector bytes, context); rows are built at flush
+        self._pending_memories: dict[tuple[str, str, str], tuple[MemoryRecord, bytes, str]] = {}
         self._pending_turns: list[tuple[object, ...]] = []
         self._pending_users: list[tuple[str, str]] = []
         db.executescript(SCHEMA)
@@ -65,11 +66,18 @@ class EmbeddedStore:
     # -- memories -----------------------------------------------------------
     def upsert_memory(self, tenant: str, user: str, record: MemoryRecord, vector: np.ndarray,
                       context: str = "") -> None:
-        """Buffered: rows reach SQLite on `flush` (every read flushes first)."""
+        """Buffered: rows reach SQLite on `flush` (every read flushes first).
+
+        Of several versions of one memory buffered between two flushes only the one the version
+        guard would keep is written: the first with the highest version (so a batch that reinforces
+        a memory ten times serializes and writes it once).
+        """
         check_owner(tenant, user, record.tenant_id, record.user_id)
         vector = np.asarray(vector, dtype=np.float32)
-        self._pending_memories.append((tenant, user, record.memory_id, record.version, record.status,
-                                       record.model_dump_json().encode(), vector.tobytes(), context))
+        slot = (tenant, user, record.memory_id)
+        held = self._pending_memories.get(slot)
+        if held is None or record.version > held[0].version:
+            self._pending_memories[slot] = (record, vector.tobytes(), context)
         self._touch_user(tenant, user)
         index = self._indexes.get((tenant, user))
         if index is not None:
@@ -83,7 +91,8 @@ class EmbeddedStore:
                 "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (tenant, user, memory_id) "
                 "DO UPDATE SET version=excluded.version, status=excluded.status, payload=excluded.payload, "
                 "vector=excluded.vector, context=excluded.context WHERE excluded.version > proj_memories.version",
-                self._pending_memories,
+                [(tenant, user, memory_id, record.version, record.status, record.model_dump_json().encode(), vector,
+                  context) for (tenant, user, memory_id), (record, vector, context) in self._pending_memories.items()],
             )
             self._pending_memories.clear()
         if self._pending_turns:
@@ -230,6 +239,23 @@ class EmbeddedStore:
         turns.reverse()
         self._recent[key] = (limit, turns)
         return list(turns)
+
+    def turn_neighbours(self, tenant: str, user: str, session: str, message_id: str) -> list[RecentTurn]:
+        self.flush()
+        key = (tenant, user, session)
+        row = self._db.execute("SELECT position FROM proj_turns WHERE tenant=? AND user=? AND session=? "
+                               "AND message_id=?", (*key, message_id)).fetchone()
+        if row is None:
+            return []
+        out = []
+        for sign, order in (("<", "DESC"), (">", "ASC")):
+            near = self._db.execute(
+                "SELECT message_id, position, role, content, occurred_at FROM proj_turns WHERE tenant=? AND user=? "
+                f"AND session=? AND position {sign} ? ORDER BY position {order} LIMIT 1", (*key, row[0])).fetchone()
+            if near is not None:
+                m, p, role, c, t = near
+                out.append(RecentTurn(session, m, role, c, datetime.fromisoformat(t), p))
+        return out
 
     def forget_context(self, tenant: str, user: str) -> int:
         """Delete the user's session summaries and recent-turn window; return the rows deleted."""

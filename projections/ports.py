@@ -84,6 +84,11 @@ class MemoryStore(Protocol):
 
     def recent_turns(self, tenant: str, user: str, session: str, limit: int) -> list[RecentTurn]: ...
 
+    def turn_neighbours(self, tenant: str, user: str, session: str, message_id: str) -> list[RecentTurn]:
+        """The turns just before and just after `message_id` in `session` (by log position), those that
+        exist, in order; none when the turn is unknown (or forgotten)."""
+        ...
+
     def forget_context(self, tenant: str, user: str) -> int:
         """Forget-everything: delete the user's summaries and recent turns (sessions stay known)."""
         ...

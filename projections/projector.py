@@ -67,8 +67,9 @@ class CurrentMemoryProjector:
         elif isinstance(event, ForgetRequested) and event.everything:
             self._forget_turns(event.tenant_id, event.user_id)
             self._forget_everything(event)
-        elif isinstance(event, ForgetRequested) and event.topic_text.strip():
-            # a summary or a recent turn may name the topic: dropped, re-derived as the chat goes on
+        elif isinstance(event, ForgetRequested) and (event.topic_text.strip() or event.memory_ids):
+            # a summary or a recent turn may name the topic, or say what a forgotten memory said (recall
+            # quotes turns beside memories): dropped, re-derived as the chat goes on
             self._forget_turns(event.tenant_id, event.user_id)
             self.store.forget_context(event.tenant_id, event.user_id)
 

@@ -248,6 +248,24 @@ class WeaviateStore:
         turns = ((o.properties, self.text.opened(TURNS, o, "content")) for o in reversed(objs))
         return [_turn(p, content) for p, content in turns if content is not None]
 
+    def turn_neighbours(self, tenant: str, user: str, session: str, message_id: str) -> list[RecentTurn]:
+        self.flush()
+        own = self._fetch_by_id(TURNS, tenant, object_id("turn", tenant, user, session, message_id))
+        if own is None:
+            return []
+        position, flt = int(own.properties["position"]), self._wvc.query.Filter
+        out = []
+        for before in (True, False):
+            side = flt.by_property("position")
+            where = flt.all_of([self._where(tenant, user, session_id=session),
+                                side.less_than(position) if before else side.greater_than(position)])
+            sort = self._wvc.query.Sort.by_property("position", ascending=not before)
+            for o in self._query(TURNS, tenant, where, limit=1, sort=sort):
+                content = self.text.opened(TURNS, o, "content")
+                if content is not None:
+                    out.append(_turn(o.properties, content))
+        return out
+
     def recorded_turns(self, tenant: str, keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], tuple[str, str]]:
         """(user, session, message_id) -> (role, redacted content) for those of `keys` already projected."""
         ids = {object_id("turn", tenant, *key): key for key in keys}

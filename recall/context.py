@@ -5,7 +5,9 @@ written once above its group instead of on every line (on a 1,000-token
 budget the repeated tag was a fifth of every line), and each line is the
 memory's content ending with its event date, `(2023-05-08)`, so a model
 reading the context can answer questions about when something happened.
-Within a group, lines keep the recall order.
+Within a group, lines keep the recall order. The best few memories are followed
+by the turns around their source turn, quoted (`  > "…"`): the question a note
+answers and the reply, in the user's own words, which extraction rewrote.
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ class RecalledItem:
     details: dict[str, object] = field(default_factory=dict)
     event_time: datetime | None = None
     """When what the memory says was first said (its source turn's event time)."""
+    context_turns: tuple[tuple[str, str], ...] = ()
+    """(message id, redacted text) of the turns shown beside the memory: the one before its source turn
+    (what it answers) and the one after (the reply). Only the best few memories carry them."""
 
 
 def reference_clause(question: str) -> str:
@@ -90,6 +95,8 @@ def _memory_line(item: RecalledItem, conflict_word: str) -> str:
         line += f" ({item.event_time:%Y-%m-%d})"
     if item.conflict_note:
         line += f"  ({conflict_word}: {item.conflict_note})"
+    for _, text in item.context_turns:
+        line += f'\n  > "{text}"'
     return line
 
 

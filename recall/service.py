@@ -4,12 +4,23 @@ Order: global memory -> long-term (L3 persona, then L1) -> session summary (L2)
 -> short-term window -> the question. A deadline bounds the whole call; past
 it the service returns what it has: with a `RecallPool` the parts run as futures
 and the call returns by the deadline whatever the store does (recall/deadline.py). Every recall yields a RecallServed event.
+
+Long-term memories are ranked by the S1 score, then ordered for diversity of
+source: a memory whose source turns are already behind a chosen memory ranks
+as if its score were `source_repeat_factor` lower per such turn (several notes
+extracted from one turn would otherwise fill a token budget with one moment).
+The best `context_turns_top` memories carry the turns around their source turn
+(`store.turn_neighbours`): the question a note answers and the reply, verbatim
+(redacted), counted in the item's tokens. Both are general: they use only the
+log's turn order and provenance, nothing about a data set.
 """
 
 from __future__ import annotations
 
+import heapq
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from concurrent.futures import Executor
@@ -261,16 +272,49 @@ class RecallService:
         scores = self._scores(req, found, persona)
         for record in persona:
             out.append(self._item("persona", record, scores[record.memory_id]))
-        chosen: list[SearchHit] = []
-        for hit in sorted(found, key=lambda h: (-scores[h.record.memory_id].score, h.record.memory_id)):
-            if hit.record.memory_id in persona_ids or scores[hit.record.memory_id].score < cfg.min_score:
+        eligible = [h for h in found if h.record.memory_id not in persona_ids
+                    and scores[h.record.memory_id].score >= cfg.min_score]
+        chosen = self._diverse(eligible, scores, wanted)
+        shown = {m for h, _ in chosen for m in h.record.source_message_ids} | {req.message_id}
+        for n, (hit, repeats) in enumerate(chosen):
+            turns = self._context_turns(req, hit.record, shown) if n < cfg.context_turns_top else ()
+            out.append(self._item("memory", hit.record, scores[hit.record.memory_id], req, repeats, turns))
+
+    def _context_turns(self, req: RecallRequest, record: MemoryRecord, shown: set[str]) -> tuple[tuple[str, str], ...]:
+        """The turns around the memory's source turns in its session, not already in the context
+        (as a memory's source or shown beside an earlier one): what it answers and what answered it."""
+        sources = [m for m in record.source_message_ids if m]
+        out: list[tuple[str, str]] = []
+        for source in dict.fromkeys(sources[:1] + sources[-1:]):
+            for turn in self.store.turn_neighbours(req.tenant, req.user, record.session_id, source):
+                if turn.message_id not in shown and turn.content.strip():
+                    shown.add(turn.message_id)
+                    out.append((turn.message_id, turn.content))
+        return tuple(out)
+
+    def _diverse(self, hits: list[SearchHit], scores: dict[str, ScoreParts],
+                 wanted: int) -> list[tuple[SearchHit, int]]:
+        """Best first, but a memory drawn from turns already behind a chosen memory ranks as if its score
+        were `source_repeat_factor` times lower per such turn (lazy greedy, ties by id); near-duplicates go.
+        Several notes extracted from one turn otherwise fill the context with one moment of the history.
+        The order changes, never the S1 score: each item reports `source_repeats` beside its components."""
+        factor = self.config.recall.source_repeat_factor
+        heap = [(-scores[h.record.memory_id].score, h.record.memory_id, 0, n) for n, h in enumerate(hits)]
+        heapq.heapify(heap)
+        seen: Counter[str] = Counter()
+        chosen: list[tuple[SearchHit, int]] = []
+        while heap and len(chosen) < wanted:
+            neg, memory_id, counted, n = heapq.heappop(heap)
+            hit = hits[n]
+            repeats = sum(1 for m in set(hit.record.source_message_ids) if seen[m])
+            if repeats != counted and factor < 1.0:
+                heapq.heappush(heap, (-scores[memory_id].score * factor ** repeats, memory_id, repeats, n))
                 continue
-            if self._near_duplicate(hit, chosen):
+            if self._near_duplicate(hit, [c for c, _ in chosen]):
                 continue
-            chosen.append(hit)
-            if len(chosen) >= wanted:
-                break
-        out.extend(self._item("memory", h.record, scores[h.record.memory_id], req) for h in chosen)
+            chosen.append((hit, repeats))
+            seen.update(set(hit.record.source_message_ids))
+        return chosen
 
     def _scores(self, req: RecallRequest, hits: list[SearchHit], extra: list[MemoryRecord]) -> dict[str, ScoreParts]:
         """The shared scorer over the fused channels, each scaled to the best candidate.
@@ -309,13 +353,19 @@ class RecallService:
         return any(c.vector is not None and cosine(hit.vector, c.vector) >= limit for c in chosen)
 
     def _item(self, kind: str, record: MemoryRecord, parts: ScoreParts,
-              req: RecallRequest | None = None) -> RecalledItem:
+              req: RecallRequest | None = None, source_repeats: int = 0,
+              context_turns: tuple[tuple[str, str], ...] = ()) -> RecalledItem:
         note = self._conflict_note(record, req) if record.conflict_with and req else ""
         details: dict[str, object] = {"type": record.type.value, "slot": record.slot, **parts.as_details(),
                                       "event_time": record.created_at.isoformat()}
+        if kind == "memory":
+            details["source_repeats"] = source_repeats
+        if context_turns:
+            details["context_turns"] = [{"message_id": m, "text": t} for m, t in context_turns]
+        tokens = estimate_tokens(record.content) + sum(estimate_tokens(t) for _, t in context_turns)
         return RecalledItem(kind, record.memory_id, record.content, parts.score,  # type: ignore[arg-type]
-                            estimate_tokens(record.content), record.source_message_ids,
-                            record.created_at, note, details, record.created_at)
+                            tokens, record.source_message_ids,
+                            record.created_at, note, details, record.created_at, context_turns)
 
     def _conflict_note(self, record: MemoryRecord, req: RecallRequest) -> str:
         notes = [f"{record.content} ({record.last_seen_at:%Y-%m-%d})"]

@@ -162,10 +162,11 @@ class EmbeddedBackend:
         with self._lock:
             return query(self.runtime.store)
 
-    def event(self, event_id: str) -> Event | None:
+    def event(self, tenant: str, user: str, event_id: str) -> Event | None:
         with self._lock:
             self._flush_observations()
-            return self.runtime.log.get(event_id)
+            found = self.runtime.log.get(event_id)
+        return found if found is not None and (found.tenant_id, found.user_id) == (tenant, user) else None
 
     def lineage(self, tenant: str, user: str, memory_id: str) -> list[dict[str, Any]]:
         with self._lock:

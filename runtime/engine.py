@@ -21,7 +21,7 @@ from engram.core.ports import Progress
 from engram.llm.index_model import ensure_index_model
 from engram.projections.clickhouse_runtime import open_analytics
 from engram.projections.embedded_store import EmbeddedStore
-from engram.projections.projector import CurrentMemoryProjector
+from engram.projections.projector import PROJECTED_TYPES, CurrentMemoryProjector
 from engram.projections.rebuild import rebuild_store
 from engram.recall.service import RecallRequest, RecallResult, RecallService
 from engram.runtime_port import GovernReport, IngestReport
@@ -243,7 +243,8 @@ class EmbeddedRuntime:
             seq, event = queue.popleft()
             counts[event.type] += 1
             self.counters[event.type] += 1
-            self.projector.apply(event, seq)
+            if event.type in PROJECTED_TYPES:  # the projector ignores the rest (proposals, skips, requests)
+                self.projector.apply(event, seq)
             if self.analytics is not None:
                 self.analytics.apply(event, seq)
             for processor in self._routes.get(event.type, ()):

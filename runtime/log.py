@@ -69,7 +69,8 @@ class EventLog:
         known = self._known_ids([e.event_id for e in batch]) if dedupe else set()
         if self._next_seq is None:
             self._next_seq = self.last_seq() + 1
-        if self.cipher is not None and len(batch) > 1:  # new owners' keys made in one key-store commit
+        # new owners' keys made in one key-store commit (derived events are their source's owner's: made already)
+        if self.cipher is not None and dedupe and len(batch) > 1:
             self.cipher.prepare({(e.tenant_id, e.user_id) for e in batch if e.type in SEALED_FIELDS})
         out = []
         for event in batch:

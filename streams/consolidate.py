@@ -200,6 +200,14 @@ def _find(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext) -> 
     single = is_single_valued(candidate.slot)
     threshold = ctx.config.merge.find_cosine
     switch = parse_switch(candidate.content) is not None  # without one, switch_replaces is None for every record
+    if not (single or candidate.topic or switch):  # only the cosine can relate a record: test it in one go
+        scores = cosines.tolist()
+        ids, memories = table.ids, state.memories
+        # float64 of each float32 cosine against the float threshold: the comparison the loop below makes
+        hits = np.flatnonzero(cosines.astype(np.float64) >= threshold).tolist()
+        found = [(memories[ids[i]], scores[i]) for i in hits]
+        found.sort(key=lambda pair: (-pair[1], pair[0].memory_id))
+        return found
     found = []
     for memory_id, cos in zip(table.ids, cosines.tolist()):
         record = state.memories[memory_id]

@@ -58,8 +58,10 @@ def test_recall_assembles_the_context_and_logs_the_observation(deployment: Deplo
     assert body["messages"][0]["role"] == "system" and body["messages"][0]["content"].startswith("You are a coach.")
     assert body["messages"][-1] == {"role": "user", "content": "What should I drink in the morning?"}
     assert body["recent"], "the short-term window carries the session's last turns"
-    served = d.backend.event(body["recall_id"])
+    served = d.backend.event(d.tenant_a, user, body["recall_id"])
     assert isinstance(served, RecallServed) and served.user_id == user and served.injected_count == len(body["items"])
+    assert d.backend.event(d.tenant_b, user, body["recall_id"]) is None, "an event is scoped to its tenant"
+    assert d.backend.event(d.tenant_a, new_id("user"), body["recall_id"]) is None, "and to its user"
 
 
 def test_feedback_attaches_to_the_recall_it_names(deployment: Deployment) -> None:
@@ -69,7 +71,7 @@ def test_feedback_attaches_to_the_recall_it_names(deployment: Deployment) -> Non
     answer = d.as_a().post("/v1/feedback", json={"tenant": d.tenant_a, "user": user, "recall_id": recall_id,
                                                  "rating": "bad", "reason": "irrelevant", "remark": "not tea"})
     assert answer.status_code == 200, answer.text
-    feedback = d.backend.event(answer.json()["feedback_id"])
+    feedback = d.backend.event(d.tenant_a, user, answer.json()["feedback_id"])
     assert isinstance(feedback, FeedbackGiven)
     assert (feedback.recall_id, feedback.rating, feedback.reason) == (recall_id, 2, "irrelevant")
     assert feedback.causation_ids == (recall_id,)

@@ -199,3 +199,14 @@ def test_minilm_encoder_runs_on_a_tiny_model(tmp_path: Path) -> None:
     assert batched.shape == (3, 8)
     assert np.allclose(np.linalg.norm(batched, axis=1), 1.0, atol=1e-5)
     assert np.allclose(alone[0], batched[1], atol=1e-5)  # padding does not leak into the embedding
+
+
+def test_locomo_misses_sorts_every_question_into_one_bucket(tmp_path: Path) -> None:
+    from bench.locomo_misses import analyse
+
+    _write_tiny_locomo(tmp_path / "1.json")
+    report = analyse(tmp_path, "hashing")
+    top = {k: v for k, v in report["buckets"].items() if ":" not in k}
+    assert sum(top.values()) == report["questions"] == 3
+    assert set(top) <= {"hit", "uncovered", "not_retrieved", "below_budget"}
+    assert report["prefix_tokens"]["all"] > 0 and "What is" not in json.dumps(report)

@@ -171,3 +171,16 @@ def test_forget_context_clears_summaries_and_turns_of_one_user_only(store: Memor
     assert store.has_session("t", "u", "s1"), "a forgotten session is still a known one"
     assert [t.message_id for t in store.recent_turns("t", "other", "s1", 5)] == ["m1"]
     assert store.forget_context("t", "u") == 0
+
+
+def test_turn_neighbours_are_the_turns_before_and_after_in_the_same_session(store: MemoryStore) -> None:
+    for i, session in enumerate(["s1", "s2", "s1", "s1", "s2", "s1"]):
+        store.add_turn("t", "u", RecentTurn(session, f"m{i}", "user", f"text {i}", T0 + timedelta(minutes=i), i))
+    store.add_turn("t", "other", RecentTurn("s1", "m9", "user", "another user's", T0, 1))
+    assert [t.message_id for t in store.turn_neighbours("t", "u", "s1", "m2")] == ["m0", "m3"]
+    assert [t.content for t in store.turn_neighbours("t", "u", "s2", "m1")] == ["text 4"]
+    assert [t.message_id for t in store.turn_neighbours("t", "u", "s1", "m5")] == ["m3"]
+    assert store.turn_neighbours("t", "u", "s1", "unknown") == []
+    assert store.turn_neighbours("t", "u", "s2", "m2") == [], "a turn is looked up in its own session"
+    store.forget_context("t", "u")
+    assert store.turn_neighbours("t", "u", "s1", "m2") == []

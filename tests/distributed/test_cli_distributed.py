@@ -81,8 +81,16 @@ def test_core_cli_gives_the_same_answers_on_both_runtimes(deployment: Deployment
 
     recalled, expected = _json(engram(dist, *RECALL)), _json(engram(embedded_env, *RECALL))
     # The same memories on both runtimes; their order may differ, since the BM25 channel is each
-    # store's own (Weaviate tokenises CJK text differently from Engram's index).
-    assert sorted(recalled["context"].splitlines()) == sorted(expected["context"].splitlines())
+    # store's own (Weaviate tokenises CJK text differently from Engram's index). So may the best memory,
+    # which quotes the turns around its source turn (`  > "…"` lines): each side quotes real turns of the chat.
+    def lines(context: str) -> list[str]:
+        return sorted(line for line in context.splitlines() if not line.startswith('  > "'))
+
+    assert lines(recalled["context"]) == lines(expected["context"])
+    said = {json.loads(line)["content"] for line in DEMO.read_text(encoding="utf-8").splitlines() if line.strip()}
+    for context in (recalled["context"], expected["context"]):
+        quoted = [line[len('  > "'):-1] for line in context.splitlines() if line.startswith('  > "')]
+        assert len(quoted) <= 2 and set(quoted) <= said, quoted
     assert "长期记忆" in recalled["context"]
     assert [m["role"] for m in recalled["messages"]] == [m["role"] for m in expected["messages"]]
 
