@@ -103,7 +103,8 @@ class KeyGate:
     """Holds a producer's records of owners whose data key this process does not have yet.
 
     Getting (or making) an owner's key is a broker round trip, and the chat path must not wait:
-    `offer` holds the event and a daemon thread fetches the key, then sends the owner's held
+    `offer` holds the event and a daemon thread fetches the keys of every owner waiting (one `prepare`:
+    one key-store round trip for all of them), then sends each owner's held
     events in order (later events of that owner wait behind them). An event of an owner whose
     key is known is sent at once. If the key cannot be had, the held events count as failed.
     """
