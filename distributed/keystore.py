@@ -51,7 +51,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 
 import orjson
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Message, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
@@ -144,7 +144,7 @@ class KafkaKeyStore:
         self._errors: list[KafkaError] = []
         self._consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"engram-keys-{uuid.uuid4().hex[:8]}",
                                    "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                                   "fetch.wait.max.ms": FETCH_WAIT_MS})
+                                   "fetch.wait.max.ms": FETCH_WAIT_MS, "topic.metadata.refresh.interval.ms": 5000})
         self._producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",
                                    "linger.ms": 0})
         self._stop = threading.Event()
@@ -226,8 +226,7 @@ class KafkaKeyStore:
         with self._lock:
             self._ensure()
             policy = RetryPolicy(deadline=self.timeout)
-            _, high = retrying(lambda: self._consumer.get_watermark_offsets(
-                TopicPartition(self.topic, 0), timeout=min(10.0, self.timeout)), f"end of {self.topic}", policy)
+            _, high = retrying(self._end, f"end of {self.topic}", policy)
             self._skip_own()
             deadline = time.monotonic() + self.timeout
             while self._position < high:
@@ -237,6 +236,20 @@ class KafkaKeyStore:
                 for msg in self._consumer.consume(max(1, min(1000, high - self._position)), timeout=0.2):
                     self._apply(msg)
                 self._skip_own()
+
+    def _end(self) -> tuple[int, int]:
+        """The partition's watermarks. After a broker restart the consumer may have dropped the partition
+        from its metadata ("Unknown partition"): it is assigned again (from the read position), and the
+        retry asks again."""
+        try:
+            low, high = self._consumer.get_watermark_offsets(TopicPartition(self.topic, 0),
+                                                             timeout=min(10.0, self.timeout))
+            return int(low), int(high)
+        except KafkaException as exc:
+            error = exc.args[0] if exc.args else None
+            if isinstance(error, KafkaError) and error.code() == KafkaError._UNKNOWN_PARTITION:
+                self._consumer.assign([TopicPartition(self.topic, 0, self._position or OFFSET_BEGINNING)])
+            raise
 
     def _skip_own(self) -> None:
         """Move past this process's own key records at the read position (it holds those keys already).
