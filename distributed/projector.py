@@ -6,13 +6,9 @@ table to hold. Commit order, per batch (at-least-once):
 
 1. decode each record (an undecodable one is counted and skipped: the
    processors dead-letter it, and the dead letter reaches ClickHouse);
-2. apply the batch to the current-memory projector and start its Weaviate
-   write (version-guarded upserts keyed by uuid5: a redelivered or older event
-   changes nothing) on the store's writer thread; the loop goes on consuming,
-   decoding and applying the next batch meanwhile, then waits for that write
-   before it starts the next one. Only a batch whose write is in counts as
-   handled (its offsets join the uncommitted set); if the write failed, the
-   batch is applied and written again (idempotent) before anything after it;
+2. apply the batch to the current-memory projector and flush Weaviate
+   (version-guarded upserts keyed by uuid5: a redelivered or older event
+   changes nothing);
 3. when caught up (a poll returns nothing), else every `analytics_interval`
    seconds, insert the buffered events into ClickHouse (rows deduplicated by
    event id; on a background thread while the next batches go to Weaviate),
@@ -212,8 +208,6 @@ class ProjectorLoop:
         self._uncommitted: Offsets = {}
         self._inflight: tuple[Future[int], Offsets] | None = None
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="engram-analytics")
-        self._flushing: tuple[Future[None], list[Event], Offsets, Sequence[Message]] | None = None
-        """The batch whose Weaviate write is in flight: (write, events, offsets, its messages)."""
         self._last_analytics = time.monotonic()
 
     def stop(self) -> None:
@@ -228,7 +222,7 @@ class ProjectorLoop:
             "session.timeout.ms": int(self.settings.session_timeout * 1000), "heartbeat.interval.ms": 1000,
             **({"group.instance.id": self.settings.instance_id} if self.settings.instance_id else {}),
         })
-        consumer.subscribe(self.settings.topics, on_assign=self._moved, on_revoke=self._moved)
+        consumer.subscribe(self.settings.topics)
         log.info("projector %s: reading %d topics", self.settings.group, len(self.settings.topics))
         try:
             while not self._stop.is_set():
@@ -236,8 +230,6 @@ class ProjectorLoop:
                 self._fatal_on_error(lambda: with_backoff(lambda: self.handle(messages), "projector write",
                                                           self._count_write_failure), on_fatal)
                 self._fatal_on_error(lambda: self._advance(consumer, idle=not messages), on_fatal)
-            self._fatal_on_error(lambda: with_backoff(self.land, "projector write", self._count_write_failure),
-                                 on_fatal)
             self._fatal_on_error(lambda: self._advance(consumer, idle=True), on_fatal)
         finally:
             consumer.close()
@@ -247,40 +239,7 @@ class ProjectorLoop:
             self._writer.shutdown(wait=False)
 
     def handle(self, messages: Sequence[Message]) -> None:
-        """Steps 1 and 2: decode and project one batch (its Weaviate write started, analytics buffered).
-
-        The batch before it, whose write was in flight, is handled once that write is in; an empty
-        batch (caught up) just waits for it.
-        """
-        if self._flushing is not None and self._flushing[0].done() and self._flushing[0].exception() is not None:
-            self.land()  # a failed write goes again before anything after it is applied
-        events, offsets = self._apply(messages)
-        self.land()
-        if messages:
-            self._flushing = (self.store.flush_async(), events, offsets, messages)
-
-    def land(self) -> None:
-        """Wait for the Weaviate write in flight; then its batch is handled (offsets and events recorded).
-
-        A failed write is not lost: its batch is applied again and written synchronously (with what
-        was buffered since); if that fails too, the error is raised and the next try starts over.
-        """
-        if self._flushing is None:
-            return
-        future, events, offsets, messages = self._flushing
-        try:
-            future.result()
-        except Exception as exc:  # noqa: BLE001 - written again below; a second failure is raised
-            self.counters["write_failures"] += 1
-            log.warning("projector: a Weaviate write failed (%r); applying its batch again", exc)
-            self._apply(messages)
-            self.store.flush()
-        self._flushing = None
-        self._uncommitted.update(offsets)  # only once written: an unwritten batch is never committed
-        self._events.extend(events)
-        self.counters["events"] += len(events)
-
-    def _apply(self, messages: Sequence[Message]) -> tuple[list[Event], Offsets]:
+        """Steps 1 and 2: decode and project one batch (Weaviate flushed, analytics buffered)."""
         events: list[Event] = []
         offsets: Offsets = {}
         for msg in messages:
@@ -296,11 +255,10 @@ class ProjectorLoop:
             if event.type in PROJECTED_TYPES:
                 self.current.apply(event, offset)
             events.append(event)
-        return events, offsets
-
-    def _moved(self, _consumer: Consumer, _partitions: list[TopicPartition]) -> None:
-        """Partitions moved: another projector may write their objects, so stored versions are read again."""
-        self.store.forget_versions()
+        self.store.flush()
+        self._uncommitted.update(offsets)  # only after the flush: a retried batch is applied again in full
+        self._events.extend(events)
+        self.counters["events"] += len(events)
 
     def _advance(self, consumer: Consumer, idle: bool) -> None:
         """Step 3: commit what a finished ClickHouse insert covered; start the next insert when due."""

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import signal
 import threading
-from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import faust
 
@@ -32,29 +28,6 @@ def die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         log.debug("PR_SET_PDEATHSIG not available; the worker outlives its parent")
-
-
-PROFILE_ENV = "ENGRAM_PROFILE_DIR"
-"""Set to a folder: the worker's threads (faust loop, projector loop) each write a cProfile there on exit."""
-
-
-@contextlib.contextmanager
-def profiled(name: str) -> Iterator[None]:
-    """cProfile this thread into `$ENGRAM_PROFILE_DIR/<name>-<pid>.prof` (nothing without the variable)."""
-    folder = os.environ.get(PROFILE_ENV)
-    if not folder:
-        yield
-        return
-    import cProfile
-
-    profile = cProfile.Profile()
-    profile.enable()
-    try:
-        yield
-    finally:
-        profile.disable()
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        profile.dump_stats(str(Path(folder) / f"{name}-{os.getpid()}.prof"))
 
 
 def prepare_topics(bootstrap: str, ns: Namespace, role: str | None) -> TopicReport:
@@ -85,17 +58,13 @@ def run_worker(processors: WorkerSettings | None, projectors: ProjectorSettings 
         return
     thread = None
     if loop is not None:
-        def project(on_fatal: Callable[[str], None] = processors.on_fatal) -> None:
-            with profiled("projector"):
-                loop.run(on_fatal=on_fatal)
-
-        thread = threading.Thread(target=project, name="engram-projectors", daemon=True)
+        thread = threading.Thread(target=loop.run, kwargs={"on_fatal": processors.on_fatal},
+                                  name="engram-projectors", daemon=True)
         thread.start()
     try:
         app = build_app(processors, context)
         worker = faust.Worker(app, loglevel=loglevel, redirect_stdouts=False, quiet=True)
-        with profiled("processors"):
-            worker.execute_from_commandline()
+        worker.execute_from_commandline()
     finally:
         if loop is not None and thread is not None:
             loop.stop()
@@ -117,5 +86,4 @@ def _run_projectors_only(loop: ProjectorLoop) -> None:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    with profiled("projector"):
-        loop.run(on_fatal=_exit_now)
+    loop.run(on_fatal=_exit_now)

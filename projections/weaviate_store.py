@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Literal
 
@@ -49,8 +49,6 @@ MAX_BUFFERED = 2000
 """Buffered writes beyond this are flushed at once (the buffer is bounded)."""
 WRITE_CHUNK = 500
 MAX_MARKERS = 200_000
-MAX_VERSIONS = 500_000
-"""Stored versions remembered by the version guard (beyond this the memory is dropped and read again)."""
 READ_THREADS = 6
 """A recall's four independent reads plus the keyword half of its search, with room to spare."""
 
@@ -86,13 +84,6 @@ class WeaviateStore:
         self._memories: dict[str, tuple[str, str, MemoryRecord, np.ndarray, str]] = {}
         self._other: dict[tuple[str, str], tuple[str, str, dict[str, Any], list[float] | None, int]] = {}
         self._markers_written: set[str] = set()
-        self._versions: dict[str, int] = {}
-        """uuid -> the version this store last wrote or read for it (MEMORIES, SUMMARIES, CARDS): the
-        version guard reads Weaviate only for the others. Exact while this process is the only writer of
-        those objects (one projector per partition): the projector calls `forget_versions` when its
-        partitions move, and every delete here drops what it deletes."""
-        self._writer = ThreadPoolExecutor(1, thread_name_prefix="engram-weaviate-write")
-        self._writing: Future[None] | None = None
         self.read_pool = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="engram-weaviate-read")
         """Reads are network round trips: the search's two halves, and RecallService's independent
         reads, overlap on this pool (the client is thread-safe); it lives as long as the connection."""
@@ -112,7 +103,6 @@ class WeaviateStore:
         return cls(client, embedding_model, prefix, cipher=cipher)
 
     def close(self) -> None:
-        self._writer.shutdown(wait=True)
         self.read_pool.shutdown(wait=False)
         self._client.close()
 
@@ -149,7 +139,6 @@ class WeaviateStore:
     def delete_memory(self, tenant: str, user: str, memory_id: str) -> bool:
         uid = object_id("memory", tenant, user, memory_id)
         self.flush()
-        self._versions.pop(uid, None)
         if self._fetch_by_id(MEMORIES, tenant, uid) is None:
             return False
         return bool(self._tenant(MEMORIES, tenant).data.delete_by_id(uid))
@@ -297,7 +286,6 @@ class WeaviateStore:
     def forget_context(self, tenant: str, user: str) -> int:
         """Delete the user's session summaries and recent-turn window; return the objects deleted."""
         self.flush()
-        self._versions.clear()  # rare (a forget): every remembered version is read again
         deleted = 0
         for collection in (SUMMARIES, TURNS):
             try:
@@ -324,38 +312,8 @@ class WeaviateStore:
 
     def flush(self) -> None:
         """Write buffered objects, newest version only, in batches per collection and tenant."""
-        self.flush_async().result()
-
-    def flush_async(self) -> Future[None]:
-        """Start writing the buffered objects on the store's writer thread; the future says when they are in.
-
-        Writes land in the order they were started. Every read, delete and `flush` waits for the write
-        in flight first, so what this store reads back always includes what was buffered before.
-        """
-        writing, self._writing = self._writing, None
-        if writing is not None:
-            writing.result()  # one write in flight at a time; its failure is raised here (rows not written)
-        rows = self._take_rows()
-        if not rows:
-            done: Future[None] = Future()
-            done.set_result(None)
-            return done
-        self._writing = self._writer.submit(self._write_rows, rows)
-        return self._writing
-
-    def _write_rows(self, rows: dict[tuple[str, str], list[tuple[str, dict[str, Any], Any, int]]]) -> None:
-        for (collection, tenant), items in rows.items():
-            self._write(collection, tenant, items)
-
-    def settle(self) -> None:
-        """Wait for the write in flight, if any (its failure is raised)."""
-        writing, self._writing = self._writing, None
-        if writing is not None:
-            writing.result()
-
-    def _take_rows(self) -> dict[tuple[str, str], list[tuple[str, dict[str, Any], Any, int]]]:
         if not self._memories and not self._other:
-            return {}
+            return
         rows: dict[tuple[str, str], list[tuple[str, dict[str, Any], list[float] | None, int]]] = {}
         for uid, (tenant, user, record, vector, context) in self._memories.items():
             rows.setdefault((MEMORIES, tenant), []).append(
@@ -365,15 +323,13 @@ class WeaviateStore:
             rows.setdefault((collection, tenant), []).append((uid, props, other_vector, version))
         self._memories.clear()
         self._other.clear()
-        return rows
+        for (collection, tenant), items in rows.items():
+            self._write(collection, tenant, items)
 
     def _write(self, collection: str, tenant: str, items: list[tuple[str, dict[str, Any], Any, int]]) -> None:
-        versioned = collection in (MEMORIES, SUMMARIES, CARDS)
-        if versioned:
-            known = self._versions
-            stored = self._stored_versions(collection, tenant, [uid for uid, *_ in items if uid not in known])
-            items = [i for i in items if i[3] > known.get(i[0], stored.get(i[0], 0))]
-            self._remember_versions(stored)
+        if collection in (MEMORIES, SUMMARIES, CARDS):
+            stored = self._stored_versions(collection, tenant, [uid for uid, *_ in items])
+            items = [i for i in items if i[3] > stored.get(i[0], 0)]
         if not items:
             return
         coll = self._tenant(collection, tenant)
@@ -385,25 +341,10 @@ class WeaviateStore:
             if result.errors:
                 first = next(iter(result.errors.values()))
                 raise RuntimeError(f"weaviate rejected {len(result.errors)} {collection} objects: {first.message}")
-        if versioned:
-            self._remember_versions({uid: version for uid, _props, _vector, version in items})
         if collection in _MARKERS:
             if len(self._markers_written) > MAX_MARKERS:
                 self._markers_written.clear()
             self._markers_written.update(uid for uid, *_ in items)
-
-    def _remember_versions(self, versions: dict[str, int]) -> None:
-        if len(self._versions) + len(versions) > MAX_VERSIONS:
-            self._versions.clear()
-        self._versions.update(versions)
-
-    def forget_versions(self) -> None:
-        """Forget the remembered stored versions (another process may write these objects from now on)."""
-        try:
-            self.settle()
-        except Exception:  # noqa: BLE001 - whoever started that write sees its failure through its future
-            log.warning("weaviate: the write in flight failed", exc_info=True)
-        self._versions.clear()
 
     def _stored_versions(self, collection: str, tenant: str, uids: list[str]) -> dict[str, int]:
         flt = self._wvc.query.Filter
@@ -468,9 +409,7 @@ class WeaviateStore:
     def forget_cache(self) -> None:
         self._memories.clear()
         self._other.clear()
-        self.settle()
         self._markers_written.clear()
-        self._versions.clear()
 
     def clear(self) -> None:
         """Drop every Engram collection (a rebuild recreates them)."""
