@@ -19,6 +19,12 @@ from engram.distributed.topics import Namespace, all_specs
 from engram.schemas.inputs import TurnInput
 
 DEFAULT_BOOTSTRAP = os.environ.get("ENGRAM_KAFKA_BOOTSTRAP", "127.0.0.1:9092")
+BENCH_MASTER_KEY = "be7c" * 16
+"""The distributed runtime refuses to start without a master key. A benchmark's namespace is thrown away at
+its end, so without ENGRAM_MASTER_KEY / ENGRAM_MASTER_KEY_FILE it runs under this throwaway one (inherited by
+its worker processes), with encryption on as deployed."""
+if not (os.environ.get("ENGRAM_MASTER_KEY") or os.environ.get("ENGRAM_MASTER_KEY_FILE")):
+    os.environ["ENGRAM_MASTER_KEY"] = BENCH_MASTER_KEY
 
 
 def turn_kwargs(turn: TurnInput, trace: str | None = None) -> dict[str, Any]:
@@ -81,6 +87,42 @@ class BenchCluster:
         self.watcher.close()
         self.probe.close()
         delete_namespace(self.bootstrap, self.ns.prefix)
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a process so far (Linux /proc; None if it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def load_average() -> float:
+    """The 1-minute load average (what else runs on the machine beside the measured processes)."""
+    try:
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+class WorkerCpu:
+    """CPU seconds the cluster's worker processes spent over a window, per 1,000 turns: the figure that
+    load on the machine changes least (wall-clock rates fall with load, CPU per turn hardly does)."""
+
+    def __init__(self, cluster: BenchCluster) -> None:
+        self.pids = [proc.pid for proc in cluster.procs]
+        self.before = self._total()
+        self.load_before = load_average()
+
+    def _total(self) -> float:
+        return sum(cpu_seconds(pid) or 0.0 for pid in self.pids)
+
+    def report(self, turns: int) -> dict[str, float]:
+        spent = self._total() - self.before
+        return {"worker_cpu_seconds": round(spent, 2),
+                "worker_cpu_s_per_1000_turns": round(1000 * spent / turns, 3) if turns else float("nan"),
+                "load_before": self.load_before, "load_after": load_average()}
 
 
 def paced(count: int, rate: float, action: Callable[[int], None]) -> float:

@@ -40,7 +40,7 @@ from confluent_kafka import Consumer, TopicPartition  # noqa: E402
 
 from bench.common import emit, machine_info, table  # noqa: E402
 from bench.distributed_common import (  # noqa: E402
-    DEFAULT_BOOTSTRAP, BenchCluster, Sampler, paced, percentile, turn_kwargs,
+    DEFAULT_BOOTSTRAP, BenchCluster, Sampler, WorkerCpu, paced, percentile, turn_kwargs,
 )
 from bench.synthetic import generate_turns  # noqa: E402
 from engram.schemas import topics as t  # noqa: E402
@@ -67,6 +67,7 @@ class Turns:
 def backlog(cluster: BenchCluster, turns: Turns, count: int, timeout: float) -> dict[str, Any]:
     batch = turns.take(count)
     producer = cluster.producer()
+    cpu = WorkerCpu(cluster)
     start = time.monotonic()
     for turn in batch:
         producer.record_turn(**turn_kwargs(turn))
@@ -76,12 +77,14 @@ def backlog(cluster: BenchCluster, turns: Turns, count: int, timeout: float) -> 
     seconds = time.monotonic() - start
     producer.close()
     return {"kind": "distributed_backlog", "turns": count, "produce_seconds": round(produced, 3),
-            "seconds": round(seconds, 3), "turns_per_s": round(count / seconds, 1), **_counters(producer)}
+            "seconds": round(seconds, 3), "turns_per_s": round(count / seconds, 1), **cpu.report(count),
+            **_counters(producer)}
 
 
 def sustained(cluster: BenchCluster, turns: Turns, rate: float, seconds: float, drain_limit: float) -> dict[str, Any]:
     batch = turns.take(int(rate * seconds))
     producer = cluster.producer()
+    cpu = WorkerCpu(cluster)
     with Sampler(cluster.behind) as sampler:
         took = paced(len(batch), rate, lambda i: producer.record_turn(**turn_kwargs(batch[i])))
         producer.flush(60)
@@ -91,12 +94,14 @@ def sustained(cluster: BenchCluster, turns: Turns, rate: float, seconds: float, 
         drain = float("inf")
     producer.close()
     late = [v for at, v in sampler.samples if at >= took / 2]
-    ok = drain <= drain_limit
+    lost = sum(producer.counters.get(k, 0) for k in ("failed", "dropped", "invalid"))
+    ok = drain <= drain_limit and not lost  # a rate is not sustained by turns that never reached the broker
     return {"kind": "distributed_sustained", "target_rate": rate, "produced": len(batch),
             "achieved_rate": round(len(batch) / took, 1), "max_behind_records": max((v for _, v in sampler.samples),
                                                                                      default=0),
             "behind_second_half": max(late, default=0), "drain_seconds": round(drain, 3), "sustained": ok,
-            **_counters(producer)}
+            "sdk_not_sent": lost,
+            **cpu.report(len(batch)), **_counters(producer)}
 
 
 def freshness(cluster: BenchCluster, turns: Turns, rate: float, seconds: float) -> dict[str, Any]:
@@ -184,6 +189,9 @@ def summary(results: list[dict[str, Any]], args: argparse.Namespace) -> dict[str
             "max_sustained_turns_per_s": best,
             "backlog_turns_per_s": peak["turns_per_s"], "target_turns_per_s": TARGET_TURNS_PER_S,
             "ratio_to_target": round(best / TARGET_TURNS_PER_S, 3), "freshness_p95_ms": fresh["p95_ms"],
+            "backlog_worker_cpu_s_per_1000_turns": peak["worker_cpu_s_per_1000_turns"],
+            "backlog_turns_per_worker_cpu_s": round(1000 / peak["worker_cpu_s_per_1000_turns"], 1)
+            if peak["worker_cpu_s_per_1000_turns"] else None,
             "freshness_target_p95_ms": TARGET_P95_MS, "machine": machine_info()}
 
 
@@ -210,15 +218,18 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for r in results:
         if r["kind"] == "distributed_backlog":
-            rows.append(["backlog", r["turns"], r["turns_per_s"], "", "", f"{r['seconds']} s"])
+            rows.append(["backlog", r["turns"], r["turns_per_s"], "", "", f"{r['seconds']} s",
+                         r["worker_cpu_s_per_1000_turns"], f"{r['load_before']}-{r['load_after']}"])
         elif r["kind"] == "distributed_sustained":
             rows.append([f"{r['target_rate']:.0f}/s", r["produced"], r["achieved_rate"], r["behind_second_half"],
-                         r["drain_seconds"], "yes" if r["sustained"] else "NO"])
+                         r["drain_seconds"], "yes" if r["sustained"] else "NO", r["worker_cpu_s_per_1000_turns"],
+                         f"{r['load_before']}-{r['load_after']}"])
         else:
             rows.append([f"freshness @{r['rate']:.0f}/s", r["turns"], "", "", "",
-                         f"p50 {r['p50_ms']} / p95 {r['p95_ms']} / p99 {r['p99_ms']} ms"])
+                         f"p50 {r['p50_ms']} / p95 {r['p95_ms']} / p99 {r['p99_ms']} ms", "", ""])
     print()
-    print(table(["run", "turns", "turns/s", "behind (2nd half)", "drain s", "result"], rows))
+    print(table(["run", "turns", "turns/s", "behind (2nd half)", "drain s", "result", "worker CPU s/1k turns",
+                 "load"], rows))
     m = total["machine"]
     print(f"\nmachine: {m['cores']} cores, {m['memory_gib']} GiB, {m['cpu_model']}; {args.workers} worker(s) + broker")
     print(f"max sustained {total['max_sustained_turns_per_s']:.0f} turns/s (target {TARGET_TURNS_PER_S:,}); "

@@ -44,7 +44,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` and the repo impo
 
 from bench.common import emit, machine_info, table  # noqa: E402
 from bench.distributed_common import (  # noqa: E402
-    DEFAULT_BOOTSTRAP, BenchCluster, Sampler, paced, percentile, turn_kwargs,
+    DEFAULT_BOOTSTRAP, BenchCluster, Sampler, WorkerCpu, paced, percentile, turn_kwargs,
 )
 from bench.synthetic import generate_turns  # noqa: E402
 from engram.core.crypto import FieldCipher  # noqa: E402
@@ -273,6 +273,7 @@ def measure(cluster: BenchCluster, producer: TurnProducer, pollers: Pollers, bac
 
     lag = ProjectorLag(cluster)
     cpu = CpuShare({"bench": os.getpid(), "worker": cluster.procs[0].pid})
+    spent = WorkerCpu(cluster)  # traffic and drain: every turn of the window processed and projected
     with Sampler(cluster.behind) as behind, Sampler(lag.uncommitted) as uncommitted:
         prober.start()
         took = paced(len(background), args.rate, turn)
@@ -282,12 +283,13 @@ def measure(cluster: BenchCluster, producer: TurnProducer, pollers: Pollers, bac
     producer.flush(60)
     pollers.drain(args.timeout + 5)
     drain = wait_applied(cluster, lag, stopped, max(60.0, 2 * args.seconds))
+    worker_cpu = spent.report(len(background) + len(sent))
     lag.close()
     return {"background_turns": len(background), "background_queued": queued,
             "achieved_rate": round(len(background) / took, 1), **stats(sent, pollers, args),
             "late_seen": late_sweep(sent, pollers), "max_behind_records": _peak(behind),
             "max_projector_uncommitted": _peak(uncommitted), "applied_seconds_after_traffic": drain,
-            **{f"cpu_{k}_percent": v for k, v in shares.items()},
+            **{f"cpu_{k}_percent": v for k, v in shares.items()}, **worker_cpu,
             **{f"sdk_{k}": v for k, v in sorted(producer.counters.items())}}
 
 
@@ -468,7 +470,9 @@ def main(argv: list[str] | None = None) -> int:
                   _cell(r["in_weaviate_p50_ms"], r["timeout_s"]), _cell(r["recall_ms_p50"], r["timeout_s"])]]))
     m = r["machine"]
     workers = "2 workers (--role processors, --role projectors)" if r["workers"] != "all" else "1 worker (--role all)"
-    print(f"\nmachine: {m['cores']} cores, {m['memory_gib']} GiB, {m['cpu_model']}; {workers} + "
+    print(f"\nworker CPU {r['worker_cpu_s_per_1000_turns']} s per 1,000 turns (processed and projected); "
+          f"load average {r['load_before']} before, {r['load_after']} after")
+    print(f"machine: {m['cores']} cores, {m['memory_gib']} GiB, {m['cpu_model']}; {workers} + "
           f"Kafka + Weaviate on the same machine")
     verdict = "meets" if r["meets_target"] else "misses"
     print(f"end-to-end freshness p95 {_cell(r['p95_ms'], r['timeout_s'])} ms at {r['achieved_rate']:.0f} turns/s: {verdict} the target "

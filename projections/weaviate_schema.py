@@ -64,20 +64,29 @@ def collection_specs(wvc: Any) -> dict[str, dict[str, Any]]:
     def number(name: str, data_type: Any = None) -> Any:
         return prop(name=name, data_type=data_type or dt.NUMBER)
 
+    def stored(name: str, data_type: Any = None) -> Any:
+        """Returned with the object, never filtered, sorted or searched on: no inverted index to keep up."""
+        data_type = data_type or dt.TEXT
+        if data_type in (dt.TEXT, dt.TEXT_ARRAY):
+            return prop(name=name, data_type=data_type, tokenization=tok.FIELD, index_filterable=False,
+                        index_searchable=False)
+        return prop(name=name, data_type=data_type, index_filterable=False)
+
     common = {"multi_tenancy_config": wvc.config.Configure.multi_tenancy(enabled=True, auto_tenant_creation=True)}
     return {
         MEMORIES: {
             **common,
             "vector_config": wvc.config.Configure.Vectors.self_provided(),
             "properties": [
-                key("tenant_id"), key("user_id"), key("memory_id"), key("agent_id"), key("session_id"),
-                key("layer"), key("type"), key("slot"), key("status"), key("topic"),
+                # filtered on: tenant_id, user_id, status, layer (and search_text searched); the rest are
+                # kept for readers of the objects, without the per-object index work of a filterable property
+                key("tenant_id"), key("user_id"), stored("memory_id"), stored("agent_id"), stored("session_id"),
+                key("layer"), stored("type"), stored("slot"), key("status"), stored("topic"),
                 prop(name="search_text", data_type=dt.TEXT, tokenization=tok.WHITESPACE),
-                number("importance"), number("confidence"), number("source_count", dt.INT),
-                number("version", dt.INT), prop(name="pinned", data_type=dt.BOOL),
-                prop(name="last_seen_at", data_type=dt.DATE), prop(name="updated_at", data_type=dt.DATE),
-                prop(name="source_message_ids", data_type=dt.TEXT_ARRAY, tokenization=tok.FIELD),
-                key("embedding_model"), blob("record"),
+                stored("importance", dt.NUMBER), stored("confidence", dt.NUMBER), stored("source_count", dt.INT),
+                stored("version", dt.INT), stored("pinned", dt.BOOL),
+                stored("last_seen_at", dt.DATE), stored("updated_at", dt.DATE),
+                stored("source_message_ids", dt.TEXT_ARRAY), stored("embedding_model"), blob("record"),
             ],
         },
         SUMMARIES: {
