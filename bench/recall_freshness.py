@@ -44,7 +44,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` and the repo impo
 
 from bench.common import emit, machine_info, table  # noqa: E402
 from bench.distributed_common import (  # noqa: E402
-    DEFAULT_BOOTSTRAP, BenchCluster, Sampler, WorkerCpu, paced, percentile, turn_kwargs,
+    DEFAULT_BOOTSTRAP, BenchCluster, Sampler, WorkerCpu, cpu_seconds, paced, percentile, turn_kwargs,
 )
 from bench.synthetic import generate_turns  # noqa: E402
 from engram.core.crypto import FieldCipher  # noqa: E402
@@ -308,23 +308,15 @@ class CpuShare:
     def __init__(self, pids: dict[str, int]) -> None:
         self.pids = pids
         self.start = time.monotonic()
-        self.before = {name: _cpu_seconds(pid) for name, pid in pids.items()}
+        self.before = {name: cpu_seconds(pid) for name, pid in pids.items()}
 
     def shares(self) -> dict[str, float | None]:
         wall = time.monotonic() - self.start
         out: dict[str, float | None] = {}
         for name, pid in self.pids.items():
-            now, before = _cpu_seconds(pid), self.before[name]
+            now, before = cpu_seconds(pid), self.before[name]
             out[name] = round(100 * (now - before) / wall, 1) if now is not None and before is not None else None
         return out
-
-
-def _cpu_seconds(pid: int) -> float | None:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
 class ProjectorLag:

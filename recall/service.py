@@ -304,7 +304,7 @@ class RecallService:
         seen: Counter[str] = Counter()
         chosen: list[tuple[SearchHit, int]] = []
         while heap and len(chosen) < wanted:
-            neg, memory_id, counted, n = heapq.heappop(heap)
+            _, memory_id, counted, n = heapq.heappop(heap)
             hit = hits[n]
             repeats = sum(1 for m in set(hit.record.source_message_ids) if seen[m])
             if repeats != counted and factor < 1.0:
