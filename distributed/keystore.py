@@ -65,6 +65,8 @@ from .topics import TopicSpec
 log = logging.getLogger("engram.distributed.keystore")
 FETCH_WAIT_MS = 20
 """Short fetch long-polls: the end-offset query does not wait behind a long fetch (it took ~170 ms)."""
+REFRESH_PATIENCE = 2.0
+"""Seconds one background refresh retries before it gives the lock back (the next round tries again)."""
 KEYS_TOPIC = "engram.keys"
 KEYS_TOPIC_CONFIGS: dict[str, str] = {
     "cleanup.policy": "compact", "retention.ms": "-1", "segment.ms": "60000",
@@ -219,24 +221,24 @@ class KafkaKeyStore:
             return {owner for owner, _ in self._keys.values()}
 
     # -- reading the topic -----------------------------------------------------------------
-    def sync(self) -> None:
-        """Apply every record up to the topic's end as of now."""
+    def sync(self, patience: float | None = None) -> None:
+        """Apply every record up to the topic's end as of now (retrying for `patience` s, default `timeout`)."""
+        wait = self.timeout if patience is None else patience
         with self._lock:
             self._ensure()
-            policy = RetryPolicy(deadline=self.timeout)
+            policy = RetryPolicy(deadline=wait)
             _, high = retrying(lambda: self._consumer.get_watermark_offsets(
-                TopicPartition(self.topic, 0), timeout=min(10.0, self.timeout)), f"end of {self.topic}", policy)
+                TopicPartition(self.topic, 0), timeout=min(10.0, wait)), f"end of {self.topic}", policy)
             self._skip_own()
             if self._position >= high:
                 return  # nothing new, or only this process's own records: no fetch at all
             tp = TopicPartition(self.topic, 0, self._position or OFFSET_BEGINNING)
             self._consumer.resume([tp])
             try:
-                deadline = time.monotonic() + self.timeout
+                deadline = time.monotonic() + wait
                 while self._position < high:
                     if time.monotonic() > deadline:
-                        raise KeyStoreUnavailable(
-                            f"could not read {self.topic} to offset {high} within {self.timeout}s")
+                        raise KeyStoreUnavailable(f"could not read {self.topic} to offset {high} within {wait}s")
                     # as many as are missing: `consume` returns once it has them, not at its timeout
                     for msg in self._consumer.consume(max(1, min(1000, high - self._position)), timeout=0.2):
                         self._apply(msg)
@@ -272,11 +274,22 @@ class KafkaKeyStore:
             self._refresher.start()
 
     def _refresh_loop(self) -> None:
+        """Read new records every `refresh` s, in the background: never in the way of a caller.
+
+        A round skips when a caller is syncing, and gives up after `refresh_patience` s (the broker
+        down, restarting): holding the lock through a whole outage would make every `current`/`get`/
+        `prepare` of the process wait behind a refresh nobody asked for. Callers retry on their own
+        for `timeout` s.
+        """
         while not self._stop.wait(self.refresh):
+            if not self._lock.acquire(blocking=False):
+                continue  # a caller is reading the topic now
             try:
-                self.sync()
+                self.sync(patience=REFRESH_PATIENCE)
             except Exception:  # noqa: BLE001 - the next round tries again; misses sync on their own
                 log.debug("key store %s: refresh failed", self.topic, exc_info=True)
+            finally:
+                self._lock.release()
 
     def _apply(self, msg: Message) -> None:
         if msg.error() is not None:

@@ -16,8 +16,14 @@ from tests.services import import_client
 
 import_client("confluent_kafka", "kafka")
 
-from engram.distributed.admin import delete_namespace  # noqa: E402
+from engram.distributed.admin import delete_namespace, ensure_topics  # noqa: E402
+from engram.distributed.erasure import close_ciphers  # noqa: E402
 from engram.distributed.keystore import KafkaKeyStore  # noqa: E402
+from engram.distributed.producer import TurnProducer  # noqa: E402
+from engram.distributed.readback import read_topic  # noqa: E402
+from engram.distributed.topics import Namespace, all_specs  # noqa: E402
+from engram.schemas import topics as t  # noqa: E402
+from engram.schemas.events import TurnRecorded  # noqa: E402
 
 pytestmark = pytest.mark.kafka
 KEK = bytes(range(32))
@@ -64,3 +70,34 @@ def test_a_store_skips_its_own_records_but_reads_those_of_others_between_them(ka
     assert a.get(first[0]) is None and a.known("acme/alice") is None  # a tombstone of another process
     for store in (a, b):
         store.close()
+
+
+
+def test_the_sdk_sends_the_turns_of_many_new_owners_within_its_normal_close_timeout(kafka_bootstrap: str,
+                                                                                    prefix: str) -> None:
+    """Every record of 300 owners new to the deployment is sent; none fails for want of a data key.
+
+    With one key-store round trip per new owner (about a second each, session 5) most of them
+    were still waiting for their key when `close` gave up, and failed as "no data key in time".
+    """
+    ns = Namespace(prefix)
+    ensure_topics(kafka_bootstrap, all_specs(ns))
+    users = [f"u{i:03d}" for i in range(300)]
+    producer = TurnProducer(kafka_bootstrap, ns, summary_checks="off")
+    try:
+        for user in users:
+            assert producer.record_turn(tenant="acme", user=user, agent="bot", session="s1", message_id=f"m-{user}",
+                                        role="user", content=f"the secret of {user}")
+        assert producer.close() == 0  # the SDK's own default timeout
+        assert producer.counters["failed"] == 0 and producer.counters["sent"] == len(users), producer.counters
+    finally:
+        close_ciphers(kafka_bootstrap, prefix)  # the read-back below opens the records with a fresh key store
+    opened = {r.event.user_id: r.event.content for r in read_topic(kafka_bootstrap, ns.topic(t.TURNS))
+              if isinstance(r.event, TurnRecorded)}
+    counter = KafkaKeyStore(kafka_bootstrap, prefix, refresh=0.0)  # the master key the SDK used (the env's)
+    try:
+        assert opened == {user: f"the secret of {user}" for user in users}
+        assert counter.count() == len(users)  # one key per owner, no duplicates
+    finally:
+        counter.close()
+        close_ciphers(kafka_bootstrap, prefix)
