@@ -149,6 +149,7 @@ class KafkaKeyStore:
                                    "linger.ms": 0})
         self._stop = threading.Event()
         self._refresher: threading.Thread | None = None
+        self._closed = False
 
     # -- the port ------------------------------------------------------------------------
     def current(self, owner: str) -> tuple[str, bytes]:
@@ -347,5 +348,11 @@ class KafkaKeyStore:
         if self._refresher is not None:
             self._refresher.join(timeout=min(5.0, self.timeout))
         with self._lock:
+            if self._closed:
+                return
+            self._closed = True
             self._producer.flush(min(5.0, self.timeout))
+            close = getattr(self._producer, "close", None)  # confluent-kafka >= 2.5: the client stops now, not at GC
+            if close is not None:
+                close()
             self._consumer.close()
