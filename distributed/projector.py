@@ -263,12 +263,9 @@ class ProjectorLoop:
     def _advance(self, consumer: Consumer, idle: bool) -> None:
         """Step 3: commit what a finished ClickHouse insert covered; start the next insert when due."""
         if self._inflight is not None:
-            future, offsets = self._inflight
-            if not idle and not future.done():
+            if not idle and not self._inflight[0].done():
                 return
-            future.result()
-            self._commit(consumer, offsets)
-            self._inflight = None
+            self._finish_insert(consumer)
         if not self._uncommitted or not (idle or self._due()):
             if idle and self.analytics is not None and self.analytics.holding:
                 self._writer.submit(self.analytics.release_if_due).result()
@@ -281,7 +278,21 @@ class ProjectorLoop:
             return
         self._inflight = (self._writer.submit(self.analytics.write, events), offsets)
         if idle:  # caught up: finish now, for the lowest latency
-            self._advance(consumer, idle=True)
+            self._finish_insert(consumer)
+
+    def _finish_insert(self, consumer: Consumer) -> None:
+        """Wait for the ClickHouse insert in flight, then commit the offsets it covered.
+
+        Once, not again on a failed commit: the offsets it puts back are committed on the next
+        round, after the loop polled the consumer (a rebalance after a broker restart is served
+        there). Trying again at once, without polling, recursed until RecursionError when the
+        broker answered every commit with UNKNOWN_MEMBER_ID, and stopped the worker.
+        """
+        assert self._inflight is not None
+        future, offsets = self._inflight
+        future.result()
+        self._inflight = None
+        self._commit(consumer, offsets)
 
     def _due(self) -> bool:
         return (len(self._events) >= self.settings.analytics_max_events
