@@ -1,0 +1,125 @@
+"""The projector's own CPU per turn: decode sealed records, project into a real Weaviate, build ClickHouse rows.
+
+A fixed event log (synthetic turns run through the embedded runtime once: turns, memory
+changes, summaries, cards, recalls... as the processors derive them) is encoded the way
+the processors write it (user text sealed with a `FieldCipher`) and then fed, in batches,
+through the code a distributed projector runs per batch: `decode(bytes, cipher)`,
+`CurrentMemoryProjector.apply` on a `WeaviateStore` (blind search terms, sealed text, a
+unique collection prefix on the shared Weaviate) and `store.flush()`, plus the ClickHouse
+rows of the batch (`ClickHouseProjector.apply_all`, not inserted: the insert runs in chDB).
+No Kafka: this isolates the Python work per record. CPU is `time.process_time` of this
+process (the Weaviate client's threads included), so load shifts it much less than wall time.
+
+    ENGRAM_WEAVIATE_URL=http://127.0.0.1:18080 ENGRAM_WEAVIATE_GRPC_PORT=50061 \
+        python -m bench.projector_cost --turns 3000 --repeat 3
+
+Prints one JSON line per run and a summary line (median CPU-s per 1,000 turns, load average).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import emit, median  # noqa: E402
+from bench.distributed_common import load_average  # noqa: E402
+from bench.synthetic import generate_turns  # noqa: E402
+from engram.core.crypto import FieldCipher  # noqa: E402
+from engram.core.keystore import MemoryKeyStore  # noqa: E402
+from engram.projections.clickhouse_rows import rows_for  # noqa: E402
+from engram.projections.projector import PROJECTED_TYPES, CurrentMemoryProjector  # noqa: E402
+from engram.projections.weaviate_store import WeaviateStore  # noqa: E402
+from engram.runtime.context import default_context  # noqa: E402
+from engram.runtime.engine import EmbeddedRuntime  # noqa: E402
+from engram.schemas.base import Event  # noqa: E402
+from engram.schemas.codec import decode, encode  # noqa: E402
+
+MASTER = bytes(range(32))
+
+
+def event_log(turns: int, seed: int) -> list[Event]:
+    """Every event the embedded runtime logs for `turns` synthetic turns, in log order."""
+    with tempfile.TemporaryDirectory() as tmp:
+        runtime = EmbeddedRuntime(Path(tmp) / "data", encryption=False, analytics="off")
+        try:
+            runtime.ingest(generate_turns(turns, seed=seed))
+            return [event for _seq, event in runtime.log.scan()]
+        finally:
+            runtime.close()
+
+
+def _cold_caches() -> None:
+    """Every run starts with the process-wide caches of ids and blind terms empty (old code: none there)."""
+    for module, name in (("engram.core.crypto", "_blind_term"), ("engram.projections.weaviate_schema", "object_id")):
+        clear = getattr(getattr(sys.modules.get(module), name, None), "cache_clear", None)
+        if clear is not None:
+            clear()
+
+
+def run(records: list[bytes], cipher: FieldCipher, url: str, grpc_port: int, batch: int,
+        analytics: bool) -> dict[str, Any]:
+    _cold_caches()
+    embedder = default_context().embedder
+    store = WeaviateStore.connect(url, grpc_port, embedder.model_id, f"bench-pc-{uuid.uuid4().hex[:8]}", cipher)
+    store._index_master = MASTER  # blind terms as with ENGRAM_MASTER_KEY set
+    try:
+        projector = CurrentMemoryProjector(store, embedder)
+        cpu, wall = time.process_time(), time.perf_counter()
+        for start in range(0, len(records), batch):
+            events = []
+            for offset, value in enumerate(records[start:start + batch], start):
+                event = decode(value, cipher)
+                if event.type in PROJECTED_TYPES:
+                    projector.apply(event, offset)
+                events.append(event)
+            store.flush()
+            if analytics:  # what `ClickHouseProjector.apply` buffers (the insert itself runs in chDB)
+                built = [row for event in events for row in rows_for(event)]
+                del built
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        return {"cpu_s": round(cpu, 3), "wall_s": round(wall, 3), "state_hash": store.state_hash()}
+    finally:
+        store.drop()
+        store.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=3000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=2000, help="records per projector batch (as `--batch-size`)")
+    parser.add_argument("--no-analytics", action="store_true", help="leave out the ClickHouse rows")
+    args = parser.parse_args(argv)
+    url = os.environ.get("ENGRAM_WEAVIATE_URL", "http://127.0.0.1:8080")
+    grpc_port = int(os.environ.get("ENGRAM_WEAVIATE_GRPC_PORT", "50051"))
+    events = event_log(args.turns, args.seed)
+    cipher = FieldCipher(MemoryKeyStore())
+    records = [encode(event, cipher) for event in events]
+    turns = sum(1 for e in events if e.type == "TurnRecorded")
+    runs = []
+    for index in range(args.repeat):
+        result = run(records, cipher, url, grpc_port, args.batch, not args.no_analytics)
+        result.update(run=index, turns=turns, records=len(records),
+                      cpu_s_per_1000_turns=round(1000 * result["cpu_s"] / max(turns, 1), 3),
+                      load=load_average())
+        emit(result)
+        runs.append(result)
+    emit({"summary": True, "turns": turns, "records": len(records), "repeat": args.repeat,
+          "median_cpu_s_per_1000_turns": round(median([r["cpu_s_per_1000_turns"] for r in runs]), 3),
+          "median_wall_s": round(median([r["wall_s"] for r in runs]), 3),
+          "state_hashes": sorted({r["state_hash"] for r in runs}), "load": load_average()})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
