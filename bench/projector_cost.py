@@ -102,9 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--batch", type=int, default=2000, help="records per projector batch (as `--batch-size`)")
     parser.add_argument("--no-analytics", action="store_true", help="leave out the ClickHouse rows")
+    parser.add_argument("--weaviate-url", default=os.environ.get("ENGRAM_WEAVIATE_URL", "http://127.0.0.1:8080"))
+    parser.add_argument("--weaviate-grpc-port", type=int,
+                        default=int(os.environ.get("ENGRAM_WEAVIATE_GRPC_PORT", "50051")))
     args = parser.parse_args(argv)
-    url = os.environ.get("ENGRAM_WEAVIATE_URL", "http://127.0.0.1:8080")
-    grpc_port = int(os.environ.get("ENGRAM_WEAVIATE_GRPC_PORT", "50051"))
+    url, grpc_port = args.weaviate_url, args.weaviate_grpc_port
     events = event_log(args.turns, args.seed)
     cipher = FieldCipher(MemoryKeyStore())
     records = [encode(event, cipher) for event in events]
