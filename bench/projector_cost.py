@@ -12,6 +12,7 @@ process (the Weaviate client's threads included), so load shifts it much less th
 
     ENGRAM_WEAVIATE_URL=http://127.0.0.1:18080 ENGRAM_WEAVIATE_GRPC_PORT=50061 \
         python -m bench.projector_cost --turns 3000 --repeat 3
+        python -m bench.projector_cost --turns 2000 --batch 85 --chdb   # plus a chDB insert per batch
 
 Prints one JSON line per run and a summary line (median CPU-s per 1,000 turns, load average).
 """
@@ -19,6 +20,7 @@ Prints one JSON line per run and a summary line (median CPU-s per 1,000 turns, l
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
@@ -35,7 +37,10 @@ from bench.distributed_common import load_average  # noqa: E402
 from bench.synthetic import generate_turns  # noqa: E402
 from engram.core.crypto import FieldCipher  # noqa: E402
 from engram.core.keystore import MemoryKeyStore  # noqa: E402
+from engram.projections.clickhouse import ClickHouseProjector  # noqa: E402
+from engram.projections.clickhouse_client import chdb_target  # noqa: E402
 from engram.projections.clickhouse_rows import rows_for  # noqa: E402
+from engram.projections.clickhouse_shared import shared_connection  # noqa: E402
 from engram.projections.projector import PROJECTED_TYPES, CurrentMemoryProjector  # noqa: E402
 from engram.projections.weaviate_store import WeaviateStore  # noqa: E402
 from engram.runtime.context import default_context  # noqa: E402
@@ -66,14 +71,14 @@ def _cold_caches() -> None:
 
 
 def run(records: list[bytes], cipher: FieldCipher, url: str, grpc_port: int, batch: int,
-        analytics: bool) -> dict[str, Any]:
+        analytics: bool, chdb: ClickHouseProjector | None = None) -> dict[str, Any]:
     _cold_caches()
     embedder = default_context().embedder
     store = WeaviateStore.connect(url, grpc_port, embedder.model_id, f"bench-pc-{uuid.uuid4().hex[:8]}", cipher)
     store._index_master = MASTER  # blind terms as with ENGRAM_MASTER_KEY set
     try:
         projector = CurrentMemoryProjector(store, embedder)
-        cpu, wall, flush_cpu, decode_cpu = time.process_time(), time.perf_counter(), 0.0, 0.0
+        cpu, wall, flush_cpu, decode_cpu, chdb_cpu = time.process_time(), time.perf_counter(), 0.0, 0.0, 0.0
         for start in range(0, len(records), batch):
             began = time.process_time()
             events = [decode(value, cipher) for value in records[start:start + batch]]
@@ -84,11 +89,17 @@ def run(records: list[bytes], cipher: FieldCipher, url: str, grpc_port: int, bat
             began = time.process_time()
             store.flush()
             flush_cpu += time.process_time() - began
-            if analytics:  # what `ClickHouseProjector.apply` buffers (the insert itself runs in chDB)
+            if chdb is not None:  # rows built and inserted, one insert per batch
+                began = time.process_time()
+                chdb.apply_all(events)
+                chdb.flush()
+                chdb_cpu += time.process_time() - began
+            elif analytics:  # what `ClickHouseProjector.apply` buffers (the insert itself runs in chDB)
                 built = [row for event in events for row in rows_for(event)]
                 del built
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         return {"cpu_s": round(cpu, 3), "decode_cpu_s": round(decode_cpu, 3), "flush_cpu_s": round(flush_cpu, 3),
+                "chdb_cpu_s": round(chdb_cpu, 3),
                 "wall_s": round(wall, 3), "state_hash": store.state_hash()}
     finally:
         store.drop()
@@ -102,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--batch", type=int, default=2000, help="records per projector batch (as `--batch-size`)")
     parser.add_argument("--no-analytics", action="store_true", help="leave out the ClickHouse rows")
+    parser.add_argument("--chdb", action="store_true",
+                        help="also insert each batch's rows into a chDB in a temporary folder (one insert per batch)")
     parser.add_argument("--weaviate-url", default=os.environ.get("ENGRAM_WEAVIATE_URL", "http://127.0.0.1:8080"))
     parser.add_argument("--weaviate-grpc-port", type=int,
                         default=int(os.environ.get("ENGRAM_WEAVIATE_GRPC_PORT", "50051")))
@@ -112,18 +125,31 @@ def main(argv: list[str] | None = None) -> int:
     records = [encode(event, cipher) for event in events]
     turns = sum(1 for e in events if e.type == "TurnRecorded")
     runs = []
-    for index in range(args.repeat):
-        result = run(records, cipher, url, grpc_port, args.batch, not args.no_analytics)
-        result.update(run=index, turns=turns, records=len(records),
-                      cpu_s_per_1000_turns=round(1000 * result["cpu_s"] / max(turns, 1), 3),
-                      load=load_average())
-        emit(result)
-        runs.append(result)
-    emit({"summary": True, "turns": turns, "records": len(records), "repeat": args.repeat,
-          "median_cpu_s_per_1000_turns": round(median([r["cpu_s_per_1000_turns"] for r in runs]), 3),
+    with contextlib.ExitStack() as stack:
+        chdb = _chdb(stack) if args.chdb else None
+        for index in range(args.repeat):
+            runs.append(_one(index, records, cipher, url, grpc_port, args, chdb, turns))
+    emit({"summary": True, "turns": turns, "records": len(records), "repeat": args.repeat, "batch": args.batch,
+          "chdb": args.chdb, "median_cpu_s_per_1000_turns": round(median([r["cpu_s_per_1000_turns"] for r in runs]), 3),
           "median_wall_s": round(median([r["wall_s"] for r in runs]), 3),
           "state_hashes": sorted({r["state_hash"] for r in runs}), "load": load_average()})
     return 0
+
+
+def _chdb(stack: contextlib.ExitStack) -> ClickHouseProjector:
+    folder = stack.enter_context(tempfile.TemporaryDirectory())
+    projector = ClickHouseProjector(stack.enter_context(shared_connection(chdb_target(folder))))
+    projector.create_schema()
+    return projector
+
+
+def _one(index: int, records: list[bytes], cipher: FieldCipher, url: str, grpc_port: int, args: argparse.Namespace,
+         chdb: ClickHouseProjector | None, turns: int) -> dict[str, Any]:
+    result = run(records, cipher, url, grpc_port, args.batch, not args.no_analytics, chdb)
+    result.update(run=index, turns=turns, records=len(records),
+                  cpu_s_per_1000_turns=round(1000 * result["cpu_s"] / max(turns, 1), 3), load=load_average())
+    emit(result)
+    return result
 
 
 if __name__ == "__main__":
