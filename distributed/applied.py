@@ -257,6 +257,7 @@ class SharedWaiter:
             if wait.covered_at is not None and self._read_past(wait.covered_at):
                 self._next_round(wait)
         final = [w for w in waits if w.frontier == {} and not w.done.is_set()]
+        committed: Marks = {}
         if final:
             tps = {tp for w in final for tp in w.projected}
             committed = self.probe.committed(self.ns.app_id(PROJECTOR_ROLE), tps)
@@ -265,10 +266,20 @@ class SharedWaiter:
                     wait.done.set()
         for wait in waits:
             if not wait.done.is_set() and now > wait.deadline:
-                wait.error = NotApplied(
-                    f"not applied in time ({len(wait.frontier)} partition(s) still to process; is `engram worker "
-                    f"--role all` running against the same Kafka, prefix {self.ns.prefix!r}?)")
+                wait.error = NotApplied(f"not applied in time ({self._behind(wait, committed)}; is `engram worker "
+                                        f"--role all` running against the same Kafka, prefix {self.ns.prefix!r}?)")
                 wait.done.set()
+
+    def _behind(self, wait: _Wait, committed: Marks) -> str:
+        """Where a timed-out wait stands: the stage still to process, or the partitions the projectors lag on."""
+        if wait.frontier:
+            return (f"round {wait.rounds + 1}: {len(wait.frontier)} partition(s) still to process"
+                    + (", derived records not read back yet" if wait.covered_at is not None else ""))
+        lagging = sorted((tp, committed.get(tp, 0), end) for tp, end in wait.projected.items()
+                         if committed.get(tp, 0) < end)
+        shown = ", ".join(f"{topic}[{partition}] committed {done} of {end}" for (topic, partition), done, end
+                          in lagging[:5])
+        return f"processed; the projectors have not committed {len(lagging)} partition(s): {shown}"
 
     def _outputs(self, frontier: Marks) -> set[tuple[str, int]]:
         """The partitions the stages reading the frontier write to (a user's records keep their partition)."""

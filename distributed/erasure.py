@@ -103,7 +103,8 @@ class KeyGate:
     """Holds a producer's records of owners whose data key this process does not have yet.
 
     Getting (or making) an owner's key is a broker round trip, and the chat path must not wait:
-    `offer` holds the event and a daemon thread fetches the key, then sends the owner's held
+    `offer` holds the event and a daemon thread fetches the keys of every owner waiting (one `prepare`:
+    one key-store round trip for all of them), then sends each owner's held
     events in order (later events of that owner wait behind them). An event of an owner whose
     key is known is sent at once. If the key cannot be had, the held events count as failed.
     """
@@ -149,25 +150,38 @@ class KeyGate:
             with self._lock:
                 if not self._todo:
                     return
-                owner = self._todo.pop(0)
+                owners, self._todo = self._todo, []
             try:
-                self.cipher.keys.current(owner)
+                self._fetch(owners)  # every owner waiting now in one key-store round trip
                 error = ""
             except Exception as exc:  # noqa: BLE001 - the held records are counted as failed
-                error = f"no data key for {owner}: {exc}"[:300]
+                error = f"no data key for {len(owners)} owner(s) ({owners[0]}, ...): {exc}"[:300]
             with self._lock:
-                events = self._held.pop(owner, [])
-                sent = 0
-                try:
-                    if not error:
-                        for event in events:
-                            self._send(event)
-                            sent += 1
-                except Exception as exc:  # noqa: BLE001
-                    error = f"records of {owner} not queued: {exc}"[:300]
-                if error and len(events) > sent:
-                    self._failed(len(events) - sent, error)
+                for owner in owners:
+                    self._release(owner, error)
                 self._lock.notify_all()
+
+    def _fetch(self, owners: list[str]) -> None:
+        prepare = getattr(self.cipher.keys, "prepare", None)
+        if prepare is not None:
+            prepare(owners)
+        else:
+            for owner in owners:
+                self.cipher.keys.current(owner)
+
+    def _release(self, owner: str, error: str) -> None:
+        """Send the owner's held events in order (under the lock), or count them failed."""
+        events = self._held.pop(owner, [])
+        sent = 0
+        try:
+            if not error:
+                for event in events:
+                    self._send(event)
+                    sent += 1
+        except Exception as exc:  # noqa: BLE001
+            error = f"records of {owner} not queued: {exc}"[:300]
+        if error and len(events) > sent:
+            self._failed(len(events) - sent, error)
 
     def drain(self, timeout: float) -> bool:
         """Wait until nothing is held (True) or the timeout passed (False)."""

@@ -47,7 +47,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 
 import orjson
@@ -63,6 +63,10 @@ from .kafka_retry import RetryPolicy, retrying
 from .topics import TopicSpec
 
 log = logging.getLogger("engram.distributed.keystore")
+FETCH_WAIT_MS = 20
+"""Short fetch long-polls: the end-offset query does not wait behind a long fetch (it took ~170 ms)."""
+REFRESH_PATIENCE = 2.0
+"""Seconds one background refresh retries before it gives the lock back (the next round tries again)."""
 KEYS_TOPIC = "engram.keys"
 KEYS_TOPIC_CONFIGS: dict[str, str] = {
     "cleanup.policy": "compact", "retention.ms": "-1", "segment.ms": "60000",
@@ -134,14 +138,18 @@ class KafkaKeyStore:
         self._current: dict[str, tuple[str, bytes]] = {}
         self._gone: set[str] = set()
         self._position = 0
+        self._own: set[int] = set()
+        """Offsets of key records this process produced (and so holds): a sync need not read them back."""
         self._ready = False
         self._errors: list[KafkaError] = []
         self._consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"engram-keys-{uuid.uuid4().hex[:8]}",
-                                   "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+                                   "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                                   "fetch.wait.max.ms": FETCH_WAIT_MS})
         self._producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",
                                    "linger.ms": 0})
         self._stop = threading.Event()
         self._refresher: threading.Thread | None = None
+        self._closed = False
 
     # -- the port ------------------------------------------------------------------------
     def current(self, owner: str) -> tuple[str, bytes]:
@@ -151,6 +159,27 @@ class KafkaKeyStore:
         with self._lock:
             self.sync()
             return self._current.get(owner) or self._create_key(owner)
+
+    def prepare(self, owners: Iterable[str]) -> None:
+        """Make sure every owner has a live key: one read of the topic, the missing keys made together
+        (one flush for all of them, not one broker round trip per owner)."""
+        missing = [o for o in dict.fromkeys(owners) if o not in self._current]
+        if not missing:
+            return
+        with self._lock:
+            self.sync()
+            made: list[tuple[str, str, bytes]] = []
+            for owner in missing:
+                if owner not in self._current and owner not in (m[0] for m in made):
+                    key_id, key = os.urandom(12).hex(), os.urandom(KEY_BYTES)
+                    self._send(key_id, wrap(self.kek, key_id, owner, key))
+                    made.append((owner, key_id, key))
+            if not made:
+                return
+            self._flush("creating keys")  # acknowledged before any ciphertext under them exists
+            for owner, key_id, key in made:
+                self._keys[key_id] = (owner, key)
+                self._current[owner] = (key_id, key)
 
     def known(self, owner: str) -> tuple[str, bytes] | None:
         """The owner's live key if this process has it, without going to the broker."""
@@ -193,28 +222,40 @@ class KafkaKeyStore:
             return {owner for owner, _ in self._keys.values()}
 
     # -- reading the topic -----------------------------------------------------------------
-    def sync(self) -> None:
-        """Apply every record up to the topic's end as of now."""
+    def sync(self, patience: float | None = None) -> None:
+        """Apply every record up to the topic's end as of now (retrying for `patience` s, default `timeout`)."""
+        wait = self.timeout if patience is None else patience
         with self._lock:
             self._ensure()
-            policy = RetryPolicy(deadline=self.timeout)
+            policy = RetryPolicy(deadline=wait)
             _, high = retrying(lambda: self._consumer.get_watermark_offsets(
-                TopicPartition(self.topic, 0), timeout=min(10.0, self.timeout)), f"end of {self.topic}", policy)
+                TopicPartition(self.topic, 0), timeout=min(10.0, wait)), f"end of {self.topic}", policy)
+            self._skip_own()
             if self._position >= high:
-                return
+                return  # nothing new, or only this process's own records: no fetch at all
             tp = TopicPartition(self.topic, 0, self._position or OFFSET_BEGINNING)
             self._consumer.resume([tp])
             try:
-                deadline = time.monotonic() + self.timeout
+                deadline = time.monotonic() + wait
                 while self._position < high:
                     if time.monotonic() > deadline:
-                        raise KeyStoreUnavailable(
-                            f"could not read {self.topic} to offset {high} within {self.timeout}s")
+                        raise KeyStoreUnavailable(f"could not read {self.topic} to offset {high} within {wait}s")
                     # as many as are missing: `consume` returns once it has them, not at its timeout
                     for msg in self._consumer.consume(max(1, min(1000, high - self._position)), timeout=0.2):
                         self._apply(msg)
+                    self._skip_own()
             finally:
                 self._consumer.pause([tp])  # assigned (metadata kept across broker restarts), not fetching
+
+    def _skip_own(self) -> None:
+        """Move past this process's own key records at the read position (it holds those keys already).
+
+        Only records at the position are skipped, so every record of another process is still read.
+        The consumer keeps fetching them, and `_apply` drops them (their offsets are behind the position).
+        """
+        while self._position in self._own:
+            self._own.discard(self._position)
+            self._position += 1
 
     def _ensure(self) -> None:
         if self._ready:
@@ -234,18 +275,31 @@ class KafkaKeyStore:
             self._refresher.start()
 
     def _refresh_loop(self) -> None:
+        """Read new records every `refresh` s, in the background: never in the way of a caller.
+
+        A round skips when a caller is syncing, and gives up after `refresh_patience` s (the broker
+        down, restarting): holding the lock through a whole outage would make every `current`/`get`/
+        `prepare` of the process wait behind a refresh nobody asked for. Callers retry on their own
+        for `timeout` s.
+        """
         while not self._stop.wait(self.refresh):
+            if not self._lock.acquire(blocking=False):
+                continue  # a caller is reading the topic now
             try:
-                self.sync()
+                self.sync(patience=REFRESH_PATIENCE)
             except Exception:  # noqa: BLE001 - the next round tries again; misses sync on their own
                 log.debug("key store %s: refresh failed", self.topic, exc_info=True)
+            finally:
+                self._lock.release()
 
     def _apply(self, msg: Message) -> None:
         if msg.error() is not None:
             return
         offset = msg.offset()
         if offset is not None:
-            self._position = max(self._position, offset + 1)
+            if offset < self._position:
+                return  # one of this process's own records, skipped by `_skip_own`: already applied
+            self._position = offset + 1
         key_id = (msg.key() or b"").decode()
         value = msg.value()
         if not value:
@@ -275,9 +329,11 @@ class KafkaKeyStore:
         return live
 
     def _send(self, key_id: str, value: bytes | None) -> None:
-        def delivered(err: KafkaError | None, _msg: Message) -> None:
+        def delivered(err: KafkaError | None, msg: Message) -> None:
             if err is not None:
                 self._errors.append(err)
+            elif (offset := msg.offset()) is not None and offset >= self._position:
+                self._own.add(offset)
 
         self._producer.produce(self.topic, key=key_id.encode(), value=value, on_delivery=delivered)
 
@@ -292,5 +348,11 @@ class KafkaKeyStore:
         if self._refresher is not None:
             self._refresher.join(timeout=min(5.0, self.timeout))
         with self._lock:
+            if self._closed:
+                return
+            self._closed = True
             self._producer.flush(min(5.0, self.timeout))
+            close = getattr(self._producer, "close", None)  # confluent-kafka >= 2.5: the client stops now, not at GC
+            if close is not None:
+                close()
             self._consumer.close()

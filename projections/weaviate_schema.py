@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 from typing import Any
 
 from engram.schemas.base import stable_id
@@ -46,8 +47,10 @@ def collection_prefix(namespace: str) -> str:
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
+@lru_cache(maxsize=1 << 16)
 def object_id(kind: str, tenant: str, user: str, *key: str) -> str:
-    """Deterministic object uuid: replays and duplicates overwrite, never add."""
+    """Deterministic object uuid: replays and duplicates overwrite, never add (cached: a turn asks for its
+    user's and session's ids again, a memory change for its memory's)."""
     return stable_id("weaviate", kind, tenant, user, *key)
 
 

@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from engram.core.crypto import FieldCipher, blind_terms, index_key
+from engram.core.crypto import FieldCipher, blind_terms, forget_blind_cache, index_key
 from engram.core.erasure import encryption_enabled
 from engram.core.keystore import master_key, master_key_configured
 from engram.core.text import terms
@@ -286,6 +286,7 @@ class WeaviateStore:
     def forget_context(self, tenant: str, user: str) -> int:
         """Delete the user's session summaries and recent-turn window; return the objects deleted."""
         self.flush()
+        forget_blind_cache()
         deleted = 0
         for collection in (SUMMARIES, TURNS):
             try:

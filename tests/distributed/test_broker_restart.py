@@ -33,6 +33,7 @@ from tests.services import WeaviateEndpoint, import_client
 
 import_client("weaviate", "weaviate")
 
+from engram.distributed.erasure import close_ciphers  # noqa: E402
 from engram.distributed.facade import DistributedRuntime  # noqa: E402
 from engram.distributed.readback import high_watermarks, read_topic, unique_events, wait_idle  # noqa: E402
 from engram.runtime.engine import EmbeddedRuntime  # noqa: E402
@@ -60,9 +61,14 @@ def _ingest(env: dict[str, str], path: Path) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def _finished(proc: subprocess.Popen[str], timeout: float = 300.0) -> str:
+def _finished(proc: subprocess.Popen[str], deployment: Deployment, timeout: float = 300.0) -> str:
+    """The ingest's output once it exited 0; else fail with it and the worker's log tail (what was stuck)."""
     out, _ = proc.communicate(timeout=timeout)
-    assert proc.returncode == 0, out
+    if proc.returncode != 0:
+        noise = ("Connect to ipv4", "Disconnected", "Unable connect", "Unable to update metadata", "NodeNotReady")
+        worker = "\n".join([line for line in deployment.worker.tail(2000).splitlines()
+                             if not any(n in line for n in noise)][-60:])
+        raise AssertionError(f"ingest exited {proc.returncode}:\n{out[-4000:]}\n--- worker log tail\n{worker[-6000:]}")
     return out
 
 
@@ -97,14 +103,14 @@ def test_a_broker_restart_mid_run_loses_nothing(private_kafka: PrivateBroker, we
     bootstrap, ns = private_kafka.bootstrap, deployment.ns
     try:
         env = deployment.env()
-        assert "applied by the workers" in _finished(_ingest(env, warm))  # the worker is up and running
+        assert "applied by the workers" in _finished(_ingest(env, warm), deployment)  # the worker is up and running
         # 1. killed while the ingest waits for the workers and projectors
         ingesting = _ingest(env, first)
         _produced(bootstrap, ns.topic(t.TURNS), TURNS // 2)  # produced; the workers are at work
         private_kafka.kill()
         time.sleep(2.0)
         restart = private_kafka.start()
-        out = _finished(ingesting)
+        out = _finished(ingesting, deployment)
         assert "applied by the workers" in out, out
 
         # 2. down when the next ingest produces; back while its records wait in the producer's queue
@@ -112,7 +118,7 @@ def test_a_broker_restart_mid_run_loses_nothing(private_kafka: PrivateBroker, we
         ingesting = _ingest(env, second)
         threading.Event().wait(3.0)
         restart = max(restart, private_kafka.start())
-        out = _finished(ingesting)
+        out = _finished(ingesting, deployment)
         assert "applied by the workers" in out, out
 
         assert deployment.worker.alive() and deployment.worker.starts == 1, deployment.worker.tail()
@@ -139,3 +145,4 @@ def test_a_broker_restart_mid_run_loses_nothing(private_kafka: PrivateBroker, we
         print(f"broker starts: {private_kafka.starts}; slowest restart {restart:.1f}s")
     finally:
         deployment.close()
+        close_ciphers(bootstrap)  # this process's key store of the private broker: no client outlives it

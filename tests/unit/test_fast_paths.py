@@ -1,0 +1,65 @@
+"""The projector's fast paths give the same bytes as the plain code they replaced (stored data unchanged)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import random
+import uuid
+
+from engram.core.crypto import FieldCipher, _blind_term, blind_terms, forget_blind_cache
+from engram.core.keystore import MemoryKeyStore
+from engram.projections.weaviate_schema import object_id
+from engram.schemas.base import ENGRAM_NAMESPACE, stable_id
+
+_ALPHABET = "abcdefghijklmnopqrstuvwxyzéü記憶我的狗 -_/0123456789"
+
+
+def _words(rng: random.Random, n: int) -> list[str]:
+    return ["".join(rng.choice(_ALPHABET) for _ in range(rng.randint(1, 12))) for _ in range(n)]
+
+
+def _old_blind(key: bytes, terms: list[str]) -> list[str]:
+    return [hmac.new(key, term.encode("utf-8"), hashlib.sha256).hexdigest()[:20] for term in terms]
+
+
+def test_blind_terms_equal_the_hmac_new_tokens_cold_and_cached() -> None:
+    rng = random.Random(3)
+    forget_blind_cache()
+    for _ in range(50):
+        key = rng.randbytes(32)
+        words = _words(rng, 40)
+        expected = _old_blind(key, words)
+        assert blind_terms(key, words) == expected  # cold: computed
+        assert blind_terms(key, words) == expected  # warm: from the cache
+    assert _blind_term.cache_info().hits >= 50 * 40
+
+
+def test_blind_tokens_depend_on_the_key_and_forget_empties_the_cache() -> None:
+    one, two = bytes(32), bytes([1]) + bytes(31)
+    assert blind_terms(one, ["tea"]) != blind_terms(two, ["tea"])
+    assert blind_terms(one, ["tea"]) == _old_blind(one, ["tea"])
+    forget_blind_cache()
+    assert _blind_term.cache_info().currsize == 0
+
+
+def test_cached_object_ids_equal_uuid5_of_the_joined_key() -> None:
+    rng = random.Random(5)
+    object_id.cache_clear()
+    for _ in range(200):
+        kind, tenant, user, *key = _words(rng, rng.randint(3, 5))
+        name = "/".join(["weaviate", kind, tenant, user, *key])
+        expected = str(uuid.uuid5(ENGRAM_NAMESPACE, name))
+        assert object_id(kind, tenant, user, *key) == expected == stable_id("weaviate", kind, tenant, user, *key)
+        assert object_id(kind, tenant, user, *key) == expected
+    assert object_id.cache_info().hits >= 200
+
+
+def test_open_bytes_reads_what_base64_wrote_and_rejects_a_broken_nonce() -> None:
+    cipher = FieldCipher(MemoryKeyStore())
+    box = cipher.seal_bytes("t/u", "我的狗 Rex".encode(), b"ctx")
+    assert base64.b64decode(box["n"]) and cipher.open_bytes(box, b"ctx") == "我的狗 Rex".encode()
+    assert cipher.open_bytes(box, b"other") is None
+    assert cipher.open_bytes({**box, "n": "é" + box["n"]}, b"ctx") is None  # not ASCII: ValueError, as before
+    assert cipher.open_bytes({**box, "c": box["c"][:-3]}, b"ctx") is None  # bad padding: binascii.Error
