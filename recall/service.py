@@ -112,10 +112,16 @@ class _Reads:
             "user": lambda: store.has_user(t, u), "session": lambda: store.has_session(t, u, s),
         }
         self._futures = {name: pool.submit(call) for name, call in self._calls.items()} if pool else {}
+        self._read: dict[str, Any] = {}
 
     def get(self, name: str) -> Any:
+        """Each read runs once a recall (a second part asking for it gets the same answer)."""
         future = self._futures.get(name)
-        return future.result() if future is not None else self._calls[name]()
+        if future is not None:
+            return future.result()
+        if name not in self._read:
+            self._read[name] = self._calls[name]()
+        return self._read[name]
 
 
 class RecallService:
@@ -276,6 +282,8 @@ class RecallService:
                     and scores[h.record.memory_id].score >= cfg.min_score]
         chosen = self._diverse(eligible, scores, wanted)
         shown = {m for h, _ in chosen for m in h.record.source_message_ids} | {req.message_id}
+        if cfg.context_turns_top and any(h.record.session_id == req.session for h, _ in chosen[:cfg.context_turns_top]):
+            shown |= self._window_ids(req, reads)  # the short-term window already shows those turns
         for n, (hit, repeats) in enumerate(chosen):
             turns = self._context_turns(req, hit.record, shown) if n < cfg.context_turns_top else ()
             out.append(self._item("memory", hit.record, scores[hit.record.memory_id], req, repeats, turns))
@@ -386,10 +394,20 @@ class RecallService:
                                 details={"version": snapshot.version}))
 
     def _recent(self, req: RecallRequest, reads: _Reads) -> list[dict[str, str]]:
+        return [{"role": t.role, "content": t.content} for t in self._window(req, reads)]
+
+    def _window(self, req: RecallRequest, reads: _Reads) -> list[Any]:
+        """The short-term window: the session's last turns, without the request's own."""
         limit = 2 * self.config.recall.recent_rounds
-        turns = reads.get("recent")
-        turns = [t for t in turns if t.message_id != req.message_id][-limit:]
-        return [{"role": t.role, "content": t.content} for t in turns]
+        return [t for t in reads.get("recent") if t.message_id != req.message_id][-limit:]
+
+    def _window_ids(self, req: RecallRequest, reads: _Reads) -> set[str]:
+        """The message ids the short-term window shows ("recent" is read once a recall, then shared)."""
+        try:
+            return {t.message_id for t in self._window(req, reads)}
+        except Exception:  # the window's own part reports a failing read; the quotes just do not dedupe
+            log.warning("recent turns unreadable for %s/%s", req.tenant, req.user, exc_info=True)
+            return set()
 
     def _within_budget(self, items: list[RecalledItem], req: RecallRequest) -> list[RecalledItem]:
         """Items in order while they fit; the global, persona and summary items that follow keep their
@@ -423,7 +441,7 @@ class RecallService:
             user_id=req.user, agent_id=req.agent, session_id=req.session, message_id=req.message_id,
             question=req.question, memory_enabled=req.memory_enabled, memory_injected=bool(items),
             retrieved_count=len(retrieved), injected_count=len(items),
-            retrieved_ids=tuple(retrieved), injected_ids=tuple(i.item_id for i in items),
+            retrieved_ids=tuple(retrieved), injected_ids=_injected_ids(items),
             retrieval_latency_ms=retrieval_ms, context_build_latency_ms=build_ms,
             recent_message_count=len(recent), long_term_count=len(long_term),
             global_count=sum(1 for i in items if i.kind == "global"),
@@ -431,3 +449,10 @@ class RecallService:
             top_relevance=max(scores, default=0.0),
             avg_relevance=sum(scores) / len(scores) if scores else 0.0, deadline_exceeded=exceeded,
         )
+
+
+def _injected_ids(items: list[RecalledItem]) -> tuple[str, ...]:
+    """What the context shows, for the audit: the items' ids, then the message ids of the raw turns quoted
+    beside them (opt-in `context_turns_top`), each once."""
+    quoted = [m for i in items for m, _ in i.context_turns]
+    return tuple(dict.fromkeys([*(i.item_id for i in items), *quoted]))

@@ -127,3 +127,19 @@ def test_forgetting_a_memory_by_id_keeps_the_session_window(tmp_path: Path) -> N
         assert runtime.store.recent_turns("t1", "u1", "s1", 10) == recent, "one forgotten memory is not a reset"
         result = runtime.recall(RecallRequest("t1", "u1", "a1", "s2", "kayaking on the lake", T0 + timedelta(days=1)))
     assert kayak.memory_id not in {i.item_id for i in result.items}
+
+
+def test_quoted_turns_skip_the_short_term_window_and_are_audited(tmp_path: Path) -> None:
+    with _chat(tmp_path, context_turns_top=1) as runtime:
+        later = T0 + timedelta(hours=1)
+        same = runtime.recall(RecallRequest("t1", "u1", "a1", "s1", "kayaking on the lake", later, message_id="d9"))
+        other = runtime.recall(RecallRequest("t1", "u1", "a1", "s2", "kayaking on the lake", later))
+    window = {"What did you get up to on the weekend with the kids?", "That sounds like the best kind of Saturday!"}
+    assert window <= {t["content"] for t in same.recent}
+    best = next(i for i in same.items if i.kind == "memory")
+    assert best.source_message_ids == ("d1",) and not best.context_turns, "d0 and d2 are in the window already"
+    assert same.observation.injected_ids == tuple(i.item_id for i in same.items)
+    quoted = next(i for i in other.items if i.kind == "memory").context_turns
+    assert [m for m, _ in quoted] == ["d0", "d2"]
+    assert other.observation.injected_ids == (*(i.item_id for i in other.items), "d0", "d2")
+    assert other.observation.injected_count == len(other.items)

@@ -53,7 +53,8 @@ def test_dropped_subject_leaves_moods_and_other_subjects_alone() -> None:
 
 
 def test_gerund_subject_is_not_a_dropped_i() -> None:
-    assert contents("Cooking for friends is such a joy.") == []
+    # not "User is cooking for friends": the -ing phrase is the subject; the turn is only noted as said
+    assert contents("Cooking for friends is such a joy.") == ["User mentioned: Cooking for friends is such a joy"]
 
 
 # event notes
