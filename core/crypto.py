@@ -33,6 +33,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from .keystore import KeyStore, owner_of
+from .text_caches import registered
 
 SEALED = "_sealed"
 SHREDDED_TEXT = "[forgotten]"
@@ -273,6 +274,7 @@ BLIND_CACHE = 1 << 17
 """(key, term) pairs whose blind token is kept: words repeat across memories, an HMAC costs ~2 µs."""
 
 
+@registered
 @lru_cache(maxsize=BLIND_CACHE)
 def _blind_term(key: bytes, term: str) -> str:
     return hmac.digest(key, term.encode("utf-8"), "sha256").hex()[:20]

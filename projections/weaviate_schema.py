@@ -7,6 +7,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from engram.core.text_caches import registered
 from engram.schemas.base import stable_id
 
 MEMORIES = "EngramMemory"
@@ -47,10 +48,12 @@ def collection_prefix(namespace: str) -> str:
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
+@registered
 @lru_cache(maxsize=1 << 16)
 def object_id(kind: str, tenant: str, user: str, *key: str) -> str:
     """Deterministic object uuid: replays and duplicates overwrite, never add (cached: a turn asks for its
-    user's and session's ids again, a memory change for its memory's)."""
+    user's and session's ids again, a memory change for its memory's; its keys hold user ids, so an erasure
+    empties it with the other text caches)."""
     return stable_id("weaviate", kind, tenant, user, *key)
 
 

@@ -30,6 +30,7 @@ from engram.schemas.memory import MemoryType, SummarySections, is_single_valued,
 
 from .filters import has_decision_signal
 from .rules import FALLBACK_CONFIDENCE, Draft, extract_drafts
+from .rules.mention import is_mention
 from .rules.person import third_person
 
 _SENTENCE_RE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;]*")
@@ -123,7 +124,7 @@ class ExtractiveSummarizer:
             found.questions.append(item)
             found.topic = item
             return
-        drafts = extract_drafts("user", sentence)
+        drafts = [d for d in extract_drafts("user", sentence) if not is_mention(d)]  # a mention is no note here
         if not drafts:
             _classify_user(found, sentence, self._shorten(_first_person_rewritten(sentence)))
             return

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from engram.core.pii import find_pii
 from engram.core.text_caches import registered
 from engram.schemas.memory import MemoryType, Role
 
@@ -66,21 +67,31 @@ def _user_drafts(text: str) -> list[Draft]:
             drafts.extend(en_turn.user_drafts(run, leftovers))
         drafts.extend(_fallback(leftover, chinese) for leftover in leftovers)
         carried = carried or bool(_SELF_MARK.search(run))
-    if not drafts and not CJK.search(text):
+    if not drafts and not CJK.search(text) and _clean(text):
         drafts = mention_drafts(text)  # a turn with nothing about the user may still name what it answers
     return [d for d in drafts if not _CREDENTIAL.search(d.content) and not _HANDLE.search(d.content)]
 
 
+def _clean(text: str) -> bool:
+    """No credential, handle or personal data anywhere in the whole turn.
+
+    A mention keeps only some clauses of a turn, so the filter on its content alone would miss a value whose
+    label was in a dropped clause ("Guest wifi password: Sunflower2024 Lake House").
+    """
+    return not _CREDENTIAL.search(text) and not _HANDLE.search(text) and not find_pii(text)
+
+
 _CREDENTIAL = re.compile(
     r"密码|口令|密钥|秘钥|令牌|验证码|(?<![a-z])(?:password|passwd|passcode|pwd|pin code|api key|api token|"
-    r"access token|secret key|private key|recovery code)s?(?![a-z])",
+    r"access token|secret key|private key|recovery code|passphrase|pass phrase|"
+    r"(?:door|gate|alarm|lock|entry|access|security|garage|wifi|wi-fi) code)s?(?![a-z])",
     re.IGNORECASE,
 )
 """A careful note-taker never writes a credential down, however it is phrased
 ("my password for the staging server is …"); the guard's redaction is the second line."""
 _HANDLE = re.compile(
     r"(?:微信号|微信|QQ号|QQ|用户名|账号|账户)(?:是|为|:)|(?<![a-z])(?:wechat|whatsapp|telegram|skype|signal|discord|"
-    r"instagram|twitter|username|user name|handle)(?:\s+(?:id|handle|number|name|account))?\s+(?:is|are|:)",
+    r"instagram|twitter|username|user name|handle)(?:\s+(?:id|handle|number|name|account))?(?:\s+(?:is|are)|\s*:)",
     re.IGNORECASE,
 )
 """Account handles: no detector redacts them, so they are left out like the numbers the guard masks."""

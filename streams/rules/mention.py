@@ -27,14 +27,19 @@ from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, entities_in, sentences, shorten
 from .en import strip_lead
+from .en_turn import _REQUEST
 from .mood import is_hypothetical, is_sarcastic
-from .narrative import is_phatic
+from .narrative import is_phatic, is_presentative, is_task
 
 MENTION_CONFIDENCE = 0.4
 """Below the verbatim fallback's 0.45: a mention is the weakest note the extractor writes."""
 MAX_MENTION_CHARS = 160
 MAX_MENTIONS = 2
 """Per turn: a reply that names several things is noted twice at most."""
+MENTION_PREFIX = "User mentioned: "
+MAX_TURN_CHARS = 400
+"""A longer turn is pasted material (an article, a log) more often than something the user said. (Line breaks
+are gone by now: `common.prepare` folds all whitespace, so length and code markers are what is left to see.)"""
 
 _I = re.IGNORECASE
 _CUT = re.compile(r"\s*;\s*|(?<!\d):\s+|,\s+|\s+[—–-]\s+")
@@ -62,15 +67,37 @@ _LIGHT = frozenset(
 )
 
 
+_PASTED = re.compile(
+    r"`|Traceback \(most recent call last\)|\b[A-Z]\w*(?:Error|Exception)\b:|^\s*(?:def|class|import|from\s+\S+\s+import|"
+    r"function|const|let|var|return|#include|SELECT)\b|[{};]\s*$|</?[a-z][\w-]*[^<>]*>|=>|==|\w\(\S*\)",
+    re.MULTILINE,
+)
+"""Code, a traceback or markup: text pasted for the assistant to work on, not a statement of the user's."""
+
+
+def is_mention(draft: Draft) -> bool:
+    """A note written by `mention_drafts` (the summarizer reads such a turn as one that gave no draft)."""
+    return draft.confidence == MENTION_CONFIDENCE and draft.content.startswith(MENTION_PREFIX)
+
+
 def mention_drafts(text: str) -> list[Draft]:
-    """At most `MAX_MENTIONS` "User mentioned: …" notes for a turn that gave no other note."""
+    """At most `MAX_MENTIONS` "User mentioned: …" notes for a turn that gave no other note.
+
+    None for a task given to the assistant ("Explain …", "Make it shorter") or for pasted material (code, a
+    log, a long text): what is pasted is not something the user said.
+    """
+    if len(text) > MAX_TURN_CHARS or _PASTED.search(text):
+        return []
+    split = sentences(text)
+    if any(_is_request(strip_lead(sentence)) for sentence, _ in split):
+        return []
     out: list[Draft] = []
-    for sentence, is_question in sentences(text):
+    for sentence, is_question in split:
         if is_question or is_hypothetical(sentence) or is_sarcastic(sentence):
             continue
         clause = _named_statement(sentence)
         if clause:
-            content = "User mentioned: " + shorten(clause, MAX_MENTION_CHARS)
+            content = MENTION_PREFIX + shorten(clause, MAX_MENTION_CHARS)
             out.append(Draft(T.USER_FACT, content, MENTION_CONFIDENCE, None, None, False,
                              entities_in(clause, prose=True)))
         if len(out) >= MAX_MENTIONS:
@@ -90,6 +117,11 @@ def _named_statement(sentence: str) -> str:
         if kept or _names(body) or _content(body) >= MIN_CONTENT_WORDS and not _dangling(body):
             kept.append(body)
     return ", ".join(kept)
+
+
+def _is_request(sentence: str) -> bool:
+    """The subject rules' own reading of a task given to the assistant (`en_turn`, `narrative.is_task`)."""
+    return is_task(sentence) or _REQUEST.match(sentence) is not None and not is_presentative(sentence)
 
 
 def _dangling(body: str) -> bool:

@@ -63,3 +63,17 @@ def test_open_bytes_reads_what_base64_wrote_and_rejects_a_broken_nonce() -> None
     assert cipher.open_bytes(box, b"other") is None
     assert cipher.open_bytes({**box, "n": "é" + box["n"]}, b"ctx") is None  # not ASCII: ValueError, as before
     assert cipher.open_bytes({**box, "c": box["c"][:-3]}, b"ctx") is None  # bad padding: binascii.Error
+
+
+def test_an_erasure_empties_the_blind_term_and_object_id_caches() -> None:
+    """Both caches are keyed by a user's words or ids: `clear_text_caches` (every erasure) empties them."""
+    from engram.core import crypto
+    from engram.core.text_caches import clear_text_caches
+    from engram.projections.weaviate_schema import object_id
+
+    crypto.blind_terms(b"k" * 32, ["peanut", "allergy"])
+    object_id("turn", "tenant-a", "alice@example.com", "m1")
+    assert crypto._blind_term.cache_info().currsize > 0 and object_id.cache_info().currsize > 0
+    clear_text_caches()
+    assert crypto._blind_term.cache_info().currsize == 0
+    assert object_id.cache_info().currsize == 0

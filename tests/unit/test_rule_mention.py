@@ -49,3 +49,35 @@ def test_a_turn_with_a_note_about_the_user_gets_no_mention_and_a_long_turn_at_mo
 
 def test_chinese_turns_are_left_to_their_own_rules() -> None:
     assert not any(c.startswith("User mentioned") for c in contents("他在 Google 上班，住在上海。"))
+
+
+@pytest.mark.parametrize("text", [
+    "Guest wifi password: Sunflower2024 Lake House",   # the label would be cut off into a dropped clause
+    "Her Instagram: sunny.days_92",                   # a third party's handle
+    "Door code — 4821 then press Enter twice",        # an entry code
+    "Reach Dana at dana.kowalski@example.org tomorrow.",  # personal data anywhere in the turn
+])
+def test_a_turn_holding_a_credential_handle_or_personal_data_gives_no_mention(text: str) -> None:
+    assert contents(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "Explain the difference between TCP and UDP",
+    "Make it shorter and more formal",
+    "Fix this error: TypeError: cannot read property 'map' of undefined",
+    "Summarize: The Federal Reserve raised rates by 25 basis points on Wednesday. Markets rallied in Asia.",
+    "Thanks. Translate this into French: The museum opens at 9 on Sundays.",
+])
+def test_a_task_given_to_the_assistant_gives_no_mention(text: str) -> None:
+    assert contents(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "Run `pip install numpy` on Ubuntu 22",                                      # backticks
+    'Traceback (most recent call last):\n  File "app.py", line 3\nValueError: bad',  # a traceback
+    "The parser returns None when config.load(path) fails on Windows",            # a call
+    "for stop in Ferry.stops:\n    print(stop.name)",                            # pasted lines of code
+    "The Atlantic ferry leaves Dover at 9 on weekdays. " * 9,                     # a long turn
+])
+def test_pasted_code_logs_or_long_text_give_no_mention(text: str) -> None:
+    assert contents(text) == []

@@ -13,6 +13,7 @@ from engram.schemas.events import ForgetRequested, SummaryRequested, SummarySnap
 from engram.schemas.memory import SECTION_HEADINGS, SummarySections
 from engram.streams.processor import ProcessorContext
 from engram.streams.summarize import SessionSummaryState, SummarizeProcessor, UserSummaryState
+from engram.streams.rules import extract_drafts
 from engram.streams.summarizer import ExtractiveSummarizer, split_sentences
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
@@ -443,3 +444,15 @@ def test_a_newer_statement_drops_the_item_it_supersedes() -> None:
     facts = joined(v2.confirmed_facts)
     assert "User loves Go" not in facts and "Toronto" not in facts
     assert "User no longer likes Go" in facts and "User lives in Vancouver" in facts
+
+
+def test_a_mention_note_is_no_draft_for_the_summarizer() -> None:
+    """A third-person sentence is sorted by its cues as before the mention rule: not filed as a confirmed fact."""
+    assert extract_drafts("user", "The Lisbon flat must be near a metro stop.")[0].content.startswith(
+        "User mentioned: ")
+    s = summarize([("user", "The Lisbon flat must be near a metro stop."),
+                   ("user", "The report for Dana needs to go out by Friday."),
+                   ("user", "The old lighthouse keeper repaints the stairs every spring.")])
+    assert s.user_constraints == ("The Lisbon flat must be near a metro stop",)
+    assert s.todo_items == ("The report for Dana needs to go out by Friday",)
+    assert s.confirmed_facts == ()
