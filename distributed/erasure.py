@@ -141,6 +141,8 @@ class KeyGate:
             return False
 
     def _start(self) -> None:
+        """Start the worker thread unless one runs (under the lock: `_run` clears `_thread` under it
+        when it leaves, so an owner queued as it leaves is never stranded)."""
         if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(target=self._run, name="engram-key-gate", daemon=True)
             self._thread.start()
@@ -149,6 +151,8 @@ class KeyGate:
         while True:
             with self._lock:
                 if not self._todo:
+                    if self._thread is threading.current_thread():
+                        self._thread = None  # the next `offer` starts a new thread
                     return
                 owners, self._todo = self._todo, []
             try:

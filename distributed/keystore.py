@@ -139,7 +139,11 @@ class KafkaKeyStore:
         self._gone: set[str] = set()
         self._position = 0
         self._own: set[int] = set()
-        """Offsets of key records this process produced (and so holds): a sync need not read them back."""
+        """Offsets of this process's records whose effect its local state already shows: a sync need not
+        read them back. Only records applied here after a successful flush go in (see `_mark_own`); one
+        delivered by a flush that raised is read back like any other (applying a record is idempotent)."""
+        self._acked: dict[int, str] = {}
+        """Offset -> key id of the records acknowledged during the current flush (see `_mark_own`)."""
         self._ready = False
         self._errors: list[KafkaError] = []
         self._consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"engram-keys-{uuid.uuid4().hex[:8]}",
@@ -169,8 +173,8 @@ class KafkaKeyStore:
         with self._lock:
             self.sync()
             made: list[tuple[str, str, bytes]] = []
-            for owner in missing:
-                if owner not in self._current and owner not in (m[0] for m in made):
+            for owner in missing:  # de-duplicated above
+                if owner not in self._current:
                     key_id, key = os.urandom(12).hex(), os.urandom(KEY_BYTES)
                     self._send(key_id, wrap(self.kek, key_id, owner, key))
                     made.append((owner, key_id, key))
@@ -180,6 +184,7 @@ class KafkaKeyStore:
             for owner, key_id, key in made:
                 self._keys[key_id] = (owner, key)
                 self._current[owner] = (key_id, key)
+            self._mark_own({key_id for _, key_id, _ in made})
 
     def known(self, owner: str) -> tuple[str, bytes] | None:
         """The owner's live key if this process has it, without going to the broker."""
@@ -209,6 +214,7 @@ class KafkaKeyStore:
             for key_id in ids:
                 self._forget(key_id)
             self._current.pop(owner, None)
+            self._mark_own(set(ids))
             return len(ids)
 
     def count(self) -> int:
@@ -300,6 +306,9 @@ class KafkaKeyStore:
             if offset < self._position:
                 return  # one of this process's own records, skipped by `_skip_own`: already applied
             self._position = offset + 1
+            if offset in self._own:
+                self._own.discard(offset)
+                return  # applied here when it was made
         key_id = (msg.key() or b"").decode()
         value = msg.value()
         if not value:
@@ -326,6 +335,7 @@ class KafkaKeyStore:
         self._flush("creating a key")  # acknowledged before any ciphertext under it exists
         self._keys[key_id] = (owner, key)
         live = self._current[owner] = (key_id, key)
+        self._mark_own({key_id})
         return live
 
     def _send(self, key_id: str, value: bytes | None) -> None:
@@ -333,15 +343,29 @@ class KafkaKeyStore:
             if err is not None:
                 self._errors.append(err)
             elif (offset := msg.offset()) is not None and offset >= self._position:
-                self._own.add(offset)
+                self._acked[offset] = key_id
 
         self._producer.produce(self.topic, key=key_id.encode(), value=value, on_delivery=delivered)
 
     def _flush(self, what: str) -> None:
+        """Wait for the broker's acknowledgements; raise if any record is left or failed.
+
+        After a failure nothing produced so far counts as own: the caller did not apply its records,
+        so a sync reads every one of them that did land (a tombstone, a key delivered late)."""
         left = self._producer.flush(self.timeout)
         errors, self._errors = self._errors, []
         if left or errors:
+            self._acked.clear()
             raise KeyStoreUnavailable(f"{what} in {self.topic}: {left} record(s) unacknowledged, errors {errors}")
+
+    def _mark_own(self, applied: set[str]) -> None:
+        """The records of `applied` key ids acknowledged in the last flush are in the local state now:
+        a sync may skip them. Others acknowledged then (a record of an earlier, failed flush delivered
+        late) are not applied here, so a sync reads them."""
+        for offset, key_id in self._acked.items():
+            if key_id in applied and offset >= self._position:
+                self._own.add(offset)
+        self._acked.clear()
 
     def close(self) -> None:
         self._stop.set()

@@ -18,7 +18,7 @@ from confluent_kafka.admin import ConfigResource  # noqa: E402
 from engram.core.crypto import FieldCipher  # noqa: E402
 from engram.distributed.admin import admin_client, delete_namespace  # noqa: E402
 from engram.distributed.keystore import (  # noqa: E402
-    KEYS_TOPIC_CONFIGS, KafkaKeyStore, MasterKeyMissing, keys_topic, master_key, unwrap,
+    KEYS_TOPIC_CONFIGS, KafkaKeyStore, KeyStoreUnavailable, MasterKeyMissing, keys_topic, master_key, unwrap,
 )
 from engram.distributed.readback import read_topic  # noqa: E402
 from engram.schemas.codec import decode, encode  # noqa: E402
@@ -131,3 +131,50 @@ def test_sealed_events_open_in_another_process_until_the_owner_is_forgotten(kafk
     gone = decode(data, worker)
     assert isinstance(gone, TurnRecorded) and gone.content == "" and gone.metadata == {"shredded": "true"}
     assert "canary-77aa" in decode(other, worker).content  # type: ignore[attr-defined]
+
+
+def _fail_next_flush(store: KafkaKeyStore) -> None:
+    """An error left from an earlier flush: the next flush raises although its records all land."""
+    from confluent_kafka import KafkaError
+
+    store._errors.append(KafkaError(KafkaError._MSG_TIMED_OUT))
+
+
+def test_tombstones_of_a_destroy_whose_flush_raised_are_applied_by_the_next_sync(kafka_bootstrap: str,
+                                                                                  prefix: str) -> None:
+    store = _store(kafka_bootstrap, prefix)
+    key_id, _ = store.current("acme/alice")
+    _fail_next_flush(store)
+    with pytest.raises(KeyStoreUnavailable):
+        store.destroy("acme/alice")  # the tombstone landed; the local state was not updated
+    assert _store(kafka_bootstrap, prefix).get(key_id) is None  # the others hold it destroyed
+    store.sync()
+    assert store.known("acme/alice") is None and store.get(key_id) is None
+    assert store.current("acme/alice")[0] != key_id  # new turns are sealed under a new, live key
+    store.close()
+
+
+def test_a_key_made_by_a_prepare_whose_flush_raised_is_learnt_by_the_next_sync(kafka_bootstrap: str,
+                                                                               prefix: str) -> None:
+    store = _store(kafka_bootstrap, prefix)
+    _fail_next_flush(store)
+    with pytest.raises(KeyStoreUnavailable):
+        store.prepare(["acme/bob"])  # the key landed; this process did not take it
+    assert store.known("acme/bob") is None
+    other = _store(kafka_bootstrap, prefix).current("acme/bob")  # what every other process adopts
+    store.sync()
+    assert store.known("acme/bob") == other
+    assert store.destroy("acme/bob") == 1  # so a forget tombstones it
+    assert _store(kafka_bootstrap, prefix).get(other[0]) is None
+    store.close()
+
+
+def test_own_records_applied_here_are_not_applied_twice(kafka_bootstrap: str, prefix: str) -> None:
+    store = _store(kafka_bootstrap, prefix)
+    first = store.current("acme/carol")
+    assert store.destroy("acme/carol") == 1
+    again = store.current("acme/carol")
+    store._position = 0  # read the whole topic again, own records included
+    store.sync()
+    assert store.get(first[0]) is None and store.known("acme/carol") == again
+    store.close()
