@@ -93,6 +93,13 @@ _REQUEST = re.compile(
     r"recommend|suggest|review|check)\b",
     _I,
 )
+
+
+def is_request(sentence: str) -> bool:
+    """A request to the assistant ("explain …", "can you …"), not a presentative ("Let me tell you about …")."""
+    return _REQUEST.match(sentence) is not None and not is_presentative(sentence)
+
+
 _WORD = re.compile(r"[A-Za-z][A-Za-z'+#-]*")
 _SMALL_TALK = frozenset(
     """thanks thank wow awesome great cool nice amazing glad happy sorry congrats congratulations hey hi
@@ -128,7 +135,7 @@ def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
         if is_hypothetical(sentence) or is_sarcastic(sentence):
             continue
         clauses = _clauses(sentence)
-        if is_question or _REQUEST.match(strip_lead(sentence)) and not is_presentative(strip_lead(sentence)):
+        if is_question or is_request(strip_lead(sentence)):
             clauses = _statements_before_question(clauses)
         momentary = is_momentary(sentence)
         turn = _Turn(job_change=bool(_JOB_CHANGE.search(text)), task=task)

@@ -27,9 +27,9 @@ from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, entities_in, sentences, shorten
 from .en import strip_lead
-from .en_turn import _REQUEST
+from .en_turn import is_request
 from .mood import is_hypothetical, is_sarcastic
-from .narrative import is_phatic, is_presentative, is_task
+from .narrative import is_phatic, is_task
 
 MENTION_CONFIDENCE = 0.4
 """Below the verbatim fallback's 0.45: a mention is the weakest note the extractor writes."""
@@ -121,7 +121,7 @@ def _named_statement(sentence: str) -> str:
 
 def _is_request(sentence: str) -> bool:
     """The subject rules' own reading of a task given to the assistant (`en_turn`, `narrative.is_task`)."""
-    return is_task(sentence) or _REQUEST.match(sentence) is not None and not is_presentative(sentence)
+    return is_task(sentence) or is_request(sentence)
 
 
 def _dangling(body: str) -> bool:
