@@ -13,17 +13,24 @@ cost nothing. Per repeat, on a fresh topic prefix (Engram's partition count):
 2. **consume** / **consume_json**: the projector's loop (`consume(batch,
    timeout)`, a fresh group, no auto commit) reading the N records, without
    and with `orjson.loads` of each value;
-3. **faust**: a subprocess running a faust app built as the workers' is
+3. **aiokafka**: a bare aiokafka consumer (`getmany`), faust's Kafka client
+   without faust: what of faust's cost is the client's;
+4. **faust**: a subprocess running a faust app built as the workers' is
    (`app_with_fetch_wait`, the worker's app config, raw schema) whose one agent
    only counts the records of `take_events(batch, within)` batches;
-4. **faust_produce**: the same agent producing one record per record to an
+5. **faust_produce**: the same agent producing one record per record to an
    output topic through Engram's `Sink` (idempotent confluent-kafka), waiting
    for the acknowledgements of each batch (at most `MAX_LANDING` batches in
-   flight, as the workers do).
+   flight, as the workers do);
+6. **faust_two_agents**: two counting agents on the topic (Extract and
+   Summarize both read the turns): is the cost per record fetched or per
+   record delivered to an agent?
 
 CPU is the measured process's own (utime + stime, every thread, librdkafka's
-included) over the window from the assignment of its partitions to the last record, so load changes
-it much less than records/s. Needs a broker (ENGRAM_KAFKA_BOOTSTRAP).
+included) from the assignment of its partitions to the last record, so load
+changes it much less than records/s; the broker's CPU over the same window is
+reported too when it runs here (it is shared: others' traffic counts in it).
+Needs a broker (ENGRAM_KAFKA_BOOTSTRAP).
 
     python -m bench.kafka_ceiling
     python -m bench.kafka_ceiling --records 50000 --repeat 3
@@ -36,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import re
@@ -69,7 +77,7 @@ from engram.schemas import topics as t  # noqa: E402
 from engram.schemas.codec import encode  # noqa: E402
 from engram.schemas.inputs import to_turn_event  # noqa: E402
 
-MODES = ("produce", "consume", "consume_json", "aiokafka", "faust", "faust_produce")
+MODES = ("produce", "consume", "consume_json", "aiokafka", "faust", "faust_produce", "faust_two_agents")
 Record = tuple[bytes, bytes]
 
 
@@ -226,12 +234,12 @@ async def _aiokafka(args: argparse.Namespace, topic: str, timeout: float) -> dic
 
 # -- 3./4. faust, in a subprocess ---------------------------------------------------------------
 def run_faust(args: argparse.Namespace, topic: str, output: str | None, timeout: float,
-              folder: Path) -> dict[str, Any]:
+              folder: Path, agents: int = 1) -> dict[str, Any]:
     """Start the faust child, wait for its result file; its CPU comes from its own /proc stat."""
     result = folder / f"faust-{uuid.uuid4().hex[:6]}.json"
     command = [sys.executable, "-m", "bench.kafka_ceiling", "--child", "--bootstrap", args.bootstrap,
                "--topic", topic, "--records", str(args.records), "--batch", str(args.batch),
-               "--within", str(args.within), "--result", str(result), *(["--output", output] if output else []),
+               "--within", str(args.within), "--agents", str(agents), "--result", str(result), *(["--output", output] if output else []),
                *(["--broker-pid", str(args.broker_pid)] if args.broker_pid else [])]
     root = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH", "")]))}
@@ -249,7 +257,8 @@ def run_faust(args: argparse.Namespace, topic: str, output: str | None, timeout:
 
 
 def faust_child(args: argparse.Namespace) -> int:
-    """The subprocess: one faust agent counting (and optionally re-producing) records until it saw `--records`."""
+    """The subprocess: `--agents` faust agents on the topic, each counting (the first optionally re-producing)
+    records, until every one saw `--records`."""
     import faust
 
     from engram.distributed.app import MAX_LANDING, WorkerSettings, _app_config, _raw_schema
@@ -260,7 +269,7 @@ def faust_child(args: argparse.Namespace) -> int:
     app = app_with_fetch_wait(f"{args.topic}-faust-{uuid.uuid4().hex[:6]}", DEFAULT_FETCH_MAX_WAIT,
                               **_app_config(settings))
     sink = Sink(args.bootstrap) if args.output else None
-    state: dict[str, Any] = {"seen": 0, "first": None, "landing": []}
+    state: dict[str, Any] = {"seen": [0] * args.agents, "first": None, "landing": []}
 
     async def assigned(*_: Any, **__: Any) -> None:
         if state["first"] is None and app.consumer.assignment():
@@ -270,20 +279,22 @@ def faust_child(args: argparse.Namespace) -> int:
         assert sink is not None
         await sink.send_all(sends)
 
-    async def agent(stream: Any) -> None:
+    async def agent(stream: Any, index: int) -> None:
         async for events in stream.take_events(args.batch, args.within):
-            state["seen"] += len(events)
-            if sink is not None:
+            state["seen"][index] += len(events)
+            if sink is not None and index == 0:
                 sends = [Send(args.output, e.message.key, e.message.value) for e in events]
                 state["landing"] = [f for f in state["landing"] if not f.done()]
                 state["landing"].append(asyncio.ensure_future(land(sends)))
                 if len(state["landing"]) > MAX_LANDING:
                     await state["landing"][0]
-            if state["seen"] >= args.records:
+            if min(state["seen"]) >= args.records:
                 await asyncio.gather(*state["landing"])
                 _finish(args, state)
 
-    app.agent(app.topic(args.topic, schema=_raw_schema()), name="ceiling-count")(agent)
+    topic = app.topic(args.topic, schema=_raw_schema())
+    for index in range(args.agents):
+        app.agent(topic, name=f"ceiling-count-{index}")(functools.partial(agent, index=index))
     app.on_partitions_assigned.connect(assigned)
     faust.Worker(app, loglevel="warning", redirect_stdouts=False, quiet=True).execute_from_commandline()
     return 1  # the agent ends the process once it has counted every record
@@ -291,7 +302,10 @@ def faust_child(args: argparse.Namespace) -> int:
 
 def _finish(args: argparse.Namespace, state: dict[str, Any]) -> None:
     proc_cpu, clock = state["first"]
-    result = clock.close(state["seen"])
+    result = clock.close(state["seen"][0])
+    if len(state["seen"]) > 1:
+        result["deliveries"] = sum(state["seen"])
+        result["cpu_us_per_delivery"] = round(1e6 * result["cpu_s"] / result["deliveries"], 2)
     spent = (cpu_seconds(os.getpid()) or 0.0) - proc_cpu
     result["proc_stat_cpu_s"] = round(spent, 2)
     Path(args.result).write_text(json.dumps(result))
@@ -315,6 +329,7 @@ def one_run(args: argparse.Namespace, records: list[Record], index: int, folder:
         "aiokafka": lambda: consume_aiokafka(args, source, timeout),
         "faust": lambda: run_faust(args, source, None, timeout, folder),
         "faust_produce": lambda: run_faust(args, source, sink_topic, timeout, folder),
+        "faust_two_agents": lambda: run_faust(args, source, None, timeout, folder, agents=2),
     }
     results = []
     try:
@@ -385,6 +400,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--topic", help=argparse.SUPPRESS)
     parser.add_argument("--output", help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
+    parser.add_argument("--agents", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     unknown = sorted(set(args.modes) - set(MODES))
