@@ -316,7 +316,7 @@ def _finish(args: argparse.Namespace, state: dict[str, Any]) -> None:
 # -- the runs -----------------------------------------------------------------------------------
 def one_run(args: argparse.Namespace, records: list[Record], index: int, folder: Path) -> list[dict[str, Any]]:
     """Every chosen mode once, on a fresh prefix (the input topic is produced first in any case)."""
-    prefix = f"ceiling-{uuid.uuid4().hex[:8]}."
+    prefix = f"{args.run_id}{index}."
     source, sink_topic = f"{prefix}in", f"{prefix}out"
     ensure_topics(args.bootstrap, [TopicSpec(name, args.partitions) for name in (source, sink_topic)])
     timeout = 120 + args.records / 1000
@@ -343,20 +343,26 @@ def one_run(args: argparse.Namespace, records: list[Record], index: int, folder:
     finally:
         if not args.keep_topics:
             delete_namespace(args.bootstrap, prefix)
-            _delete_groups(args.bootstrap, prefix)
     return results
 
 
-def _delete_groups(bootstrap: str, prefix: str) -> None:
-    """The consumer groups the run left (best effort: they hold only offsets of deleted topics)."""
-    admin = admin_client(bootstrap)
-    try:
-        listed = admin.list_consumer_groups(request_timeout=10).result()
-        groups = [g.group_id for g in listed.valid if g.group_id.startswith(prefix)]
-        for future in admin.delete_consumer_groups(groups, request_timeout=10).values() if groups else ():
-            future.result()
-    except Exception:  # noqa: BLE001 - leftover groups are harmless
-        pass
+def delete_groups(bootstrap: str, prefix: str, within: float) -> int:
+    """Delete the consumer groups named `prefix...`; returns how many are left after `within` s (best effort).
+
+    A faust child ends without leaving its group, which stays non-empty until its session times out.
+    """
+    admin, deadline, left = admin_client(bootstrap), time.monotonic() + within, -1
+    while left and time.monotonic() < deadline:
+        try:
+            listed = admin.list_consumer_groups(request_timeout=10).result()
+            groups = [g.group_id for g in listed.valid if g.group_id.startswith(prefix)]
+            futures = admin.delete_consumer_groups(groups, request_timeout=10) if groups else {}
+        except Exception:  # noqa: BLE001 - leftover groups hold only offsets of deleted topics
+            return -1
+        left = sum(1 for future in futures.values() if future.exception() is not None)
+        if left:
+            time.sleep(1.0)
+    return max(left, 0)
 
 
 def summarize(results: list[dict[str, Any]], modes: list[str]) -> list[dict[str, Any]]:
@@ -413,6 +419,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.child:
         return faust_child(args)
+    args.run_id = f"ceiling-{uuid.uuid4().hex[:8]}-"
     if args.broker_pid is None:
         args.broker_pid = broker_pid(args.bootstrap)
     records = sample_records(args.samples, args.seed)
@@ -425,6 +432,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ceiling-") as tmp:
         for index in range(args.repeat):
             results.extend(one_run(args, records, index, Path(tmp)))
+    if not args.keep_topics:
+        delete_groups(args.bootstrap, args.run_id, within=20)
     lines = summarize(results, args.modes)
     for line in lines:
         emit(line)
