@@ -33,3 +33,13 @@ def test_the_producer_benchmark_reports_call_latency(kafka_bootstrap: str) -> No
     summary = lines[-1]
     assert summary["kind"] == "producer_summary" and summary["sdk_median_p99_ms"] > 0
     assert summary["sdk_failed"] == 0 and summary["sdk_dropped"] == 0
+
+
+def test_the_kafka_ceiling_benchmark_reports_every_mode(kafka_bootstrap: str) -> None:
+    lines = _run(kafka_bootstrap, "bench.kafka_ceiling", "--records", "200", "--repeat", "1")
+    runs = [line for line in lines if line["kind"] == "kafka_ceiling"]
+    summaries = {line["mode"]: line for line in lines if line["kind"] == "kafka_ceiling_summary"}
+    assert [r["mode"] for r in runs] == ["produce", "consume", "consume_json", "aiokafka", "faust", "faust_produce",
+                                         "faust_two_agents"]
+    assert all(r["records"] >= 200 and r["records_per_s"] > 0 and r["cpu_us_per_record"] > 0 for r in runs)
+    assert set(summaries) == {r["mode"] for r in runs} and lines[0]["value_bytes_median"] > 100
