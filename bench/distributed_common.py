@@ -98,6 +98,24 @@ def cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
+def tree_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds of a process and its live descendants (a `--role all` worker runs its projectors in a child)."""
+    own = cpu_seconds(pid)
+    if own is None:
+        return None
+    return own + sum(tree_cpu_seconds(child) or 0.0 for child in _children(pid))
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            found.extend(int(p) for p in (task / "children").read_text().split())
+    except OSError:
+        return found
+    return found
+
+
 def load_average() -> float:
     """The 1-minute load average (what else runs on the machine beside the measured processes)."""
     try:
@@ -116,7 +134,7 @@ class WorkerCpu:
         self.load_before = load_average()
 
     def _total(self) -> float:
-        return sum(cpu_seconds(pid) or 0.0 for pid in self.pids)
+        return sum(tree_cpu_seconds(pid) or 0.0 for pid in self.pids)
 
     def report(self, turns: int) -> dict[str, float]:
         spent = self._total() - self.before

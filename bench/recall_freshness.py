@@ -44,7 +44,8 @@ if __package__ in (None, ""):  # run as a script: make `bench` and the repo impo
 
 from bench.common import emit, machine_info, table  # noqa: E402
 from bench.distributed_common import (  # noqa: E402
-    DEFAULT_BOOTSTRAP, BenchCluster, Sampler, WorkerCpu, cpu_seconds, paced, percentile, turn_kwargs,
+    DEFAULT_BOOTSTRAP, BenchCluster, Sampler, WorkerCpu, cpu_seconds, paced, percentile, tree_cpu_seconds,
+    turn_kwargs,
 )
 from bench.synthetic import generate_turns  # noqa: E402
 from engram.core.crypto import FieldCipher  # noqa: E402
@@ -303,18 +304,24 @@ def wait_applied(cluster: BenchCluster, lag: ProjectorLag, since: float, limit: 
 
 
 class CpuShare:
-    """CPU time of some processes over a window, as a percentage of one core (Linux /proc)."""
+    """CPU time of some processes over a window, as a percentage of one core (Linux /proc). A process of
+    `trees` counts with its descendants (the worker's projector child); the others alone (the bench, whose
+    children are the workers)."""
 
-    def __init__(self, pids: dict[str, int]) -> None:
+    def __init__(self, pids: dict[str, int], trees: frozenset[str] = frozenset({"worker"})) -> None:
         self.pids = pids
+        self.trees = trees
         self.start = time.monotonic()
-        self.before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        self.before = {name: self._cpu(name, pid) for name, pid in pids.items()}
+
+    def _cpu(self, name: str, pid: int) -> float | None:
+        return tree_cpu_seconds(pid) if name in self.trees else cpu_seconds(pid)
 
     def shares(self) -> dict[str, float | None]:
         wall = time.monotonic() - self.start
         out: dict[str, float | None] = {}
         for name, pid in self.pids.items():
-            now, before = cpu_seconds(pid), self.before[name]
+            now, before = self._cpu(name, pid), self.before[name]
             out[name] = round(100 * (now - before) / wall, 1) if now is not None and before is not None else None
         return out
 

@@ -21,9 +21,9 @@ ROLE_CHOICES = ("all", "processors", "projectors", "extract", "consolidate", "su
 
 @cli.command()
 @click.option("--role", type=click.Choice(ROLE_CHOICES), default="all", show_default=True,
-              help="all = processors + projectors in one process; processors = extraction, consolidation and "
-                   "summaries (one stage alone: extract / consolidate / summarize); projectors = Weaviate and "
-                   "ClickHouse. One consumer group per role.")
+              help="all = processors + projectors (one command; the projectors run in a child process); "
+                   "processors = extraction, consolidation and summaries (one stage alone: extract / consolidate / "
+                   "summarize); projectors = Weaviate and ClickHouse. One consumer group per role.")
 @click.option("--bootstrap", envvar="ENGRAM_KAFKA_BOOTSTRAP", default="127.0.0.1:9092", show_default=True,
               help="Kafka bootstrap servers (or ENGRAM_KAFKA_BOOTSTRAP).")
 @click.option("--prefix", envvar="ENGRAM_KAFKA_PREFIX", default="", help="Topic and group name prefix.")
@@ -63,7 +63,8 @@ def worker(ctx: click.Context, role: str, bootstrap: str, prefix: str, generatio
         from engram.distributed.app import WorkerSettings
         from engram.distributed.projector import ProjectorSettings
         from engram.distributed.topics import Namespace
-        from engram.distributed.worker import die_with_parent as arrange_exit, run_worker
+        from engram.distributed.projector_process import die_with_parent as arrange_exit
+        from engram.distributed.worker import run_worker
         from engram.projections.clickhouse_client import configured_target
     except ImportError as exc:
         raise click.ClickException(f"the distributed runtime needs the kafka extra: pip install 'engram[kafka]' ({exc})")

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-import signal
-import threading
 
 import faust
 
@@ -13,21 +11,12 @@ from engram.streams.processor import ProcessorContext
 
 from .admin import TopicReport, ensure_topics
 from .keystore import keys_topic_spec
-from .app import WorkerSettings, _exit_now, build_app
-from .projector import ProjectorLoop, ProjectorSettings
+from .app import WorkerSettings, build_app
+from .projector import ProjectorSettings
+from .projector_process import ProjectorProcess, open_projector_loop, run_projectors
 from .topics import Namespace, all_specs, catalogue_specs
 
 log = logging.getLogger("engram.distributed.worker")
-
-
-def die_with_parent() -> None:
-    """Linux: get SIGTERM when the parent process dies (replays, tests and benchmarks leave no orphan worker)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        log.debug("PR_SET_PDEATHSIG not available; the worker outlives its parent")
 
 
 def prepare_topics(bootstrap: str, ns: Namespace, role: str | None) -> TopicReport:
@@ -40,9 +29,11 @@ def run_worker(processors: WorkerSettings | None, projectors: ProjectorSettings 
                create_topics: bool = True, loglevel: str = "info", ctx: ProcessorContext | None = None) -> None:
     """Run one worker process (blocks; SIGTERM/SIGINT stop it gracefully).
 
-    With both settings, the projector loop runs in a thread beside the faust
-    worker; if it fails for good, the whole process stops (a supervisor
-    restarts it and both resume from their commits).
+    With both settings, the projectors run in a child process of their own
+    (`ProjectorProcess`): beside faust in one interpreter they shared one GIL,
+    and the two together need more than one core's worth of Python at a few
+    hundred turns/s. If either side fails for good, the whole worker stops (a
+    supervisor restarts it and both resume from their commits).
     """
     first = processors or projectors
     if first is None:
@@ -50,40 +41,17 @@ def run_worker(processors: WorkerSettings | None, projectors: ProjectorSettings 
     if create_topics:
         report = prepare_topics(first.bootstrap, first.namespace, processors.role if processors else None)
         log.info("topics: %d created, %d existing", len(report.created), len(report.existing))
-    context = ctx or default_context()
-    loop = _projector_loop(projectors, context) if projectors is not None else None
     if processors is None:
-        assert loop is not None
-        _run_projectors_only(loop)
+        assert projectors is not None
+        run_projectors(open_projector_loop(projectors, ctx or default_context()))
         return
-    thread = None
-    if loop is not None:
-        thread = threading.Thread(target=loop.run, kwargs={"on_fatal": processors.on_fatal},
-                                  name="engram-projectors", daemon=True)
-        thread.start()
+    child = ProjectorProcess(projectors, loglevel, processors.on_fatal) if projectors is not None else None
+    if child is not None:
+        child.start()
     try:
-        app = build_app(processors, context)
+        app = build_app(processors, ctx or default_context())
         worker = faust.Worker(app, loglevel=loglevel, redirect_stdouts=False, quiet=True)
         worker.execute_from_commandline()
     finally:
-        if loop is not None and thread is not None:
-            loop.stop()
-            thread.join(timeout=30)
-
-
-def _projector_loop(settings: ProjectorSettings, context: ProcessorContext) -> ProjectorLoop:
-    try:
-        return ProjectorLoop(settings, context.embedder)
-    except Exception as exc:  # noqa: BLE001 - one clear line instead of a client traceback
-        log.critical("projectors: cannot reach Weaviate at %s (gRPC port %d): %s", settings.weaviate_url,
-                     settings.weaviate_grpc_port, exc)
-        raise SystemExit(2) from exc
-
-
-def _run_projectors_only(loop: ProjectorLoop) -> None:
-    def stop(*_: object) -> None:
-        loop.stop()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    loop.run(on_fatal=_exit_now)
+        if child is not None:
+            child.stop()
