@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from tests.distributed.conftest import Cluster
-from tests.distributed.helpers import WorkerProcess
+from tests.distributed.helpers import WorkerProcess, edge_events
 from tests.services import WeaviateEndpoint, import_client, process_running, wait_gone
 
 import_client("weaviate", "weaviate")
@@ -53,3 +53,17 @@ def test_a_projector_process_that_dies_stops_the_worker(cluster: Cluster,
         time.sleep(0.1)
     assert worker.proc is not None and worker.proc.returncode == 70, worker.tail()
     assert "projector process" in worker.tail() and not process_running(child)
+
+
+def test_a_stop_signal_to_the_whole_group_is_a_clean_stop(cluster: Cluster,
+                                                          weaviate_endpoint: WeaviateEndpoint) -> None:
+    """A service manager's SIGTERM reaches the child too: the child leaves stopping to the worker."""
+    parent, child, worker = _projector_child(cluster, weaviate_endpoint)
+    cluster.produce(edge_events(seed=41, turns=6, users=1))
+    cluster.wait_idle()  # faust runs (and handles SIGTERM) once its stages have done the turns
+    os.kill(child, signal.SIGTERM)
+    os.kill(parent, signal.SIGTERM)
+    assert worker.proc is not None
+    worker.proc.wait(timeout=60)
+    assert worker.proc.returncode == 0, worker.tail()
+    assert wait_gone(child, 30) and "projector process" not in worker.tail()
