@@ -1,0 +1,75 @@
+"""The store's own gRPC batches leave Weaviate holding exactly what the client's `insert_many` leaves
+(every property, every vector, of every collection), for a projected synthetic chat (real Weaviate)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from bench.projector_cost import event_log
+from engram.core.crypto import FieldCipher
+from engram.core.embedding import HashingEmbedder
+from engram.core.keystore import MemoryKeyStore
+from engram.projections import weaviate_batch
+from engram.projections.projector import PROJECTED_TYPES, CurrentMemoryProjector
+from engram.projections.weaviate_schema import COLLECTIONS
+from engram.projections.weaviate_store import WeaviateStore
+from engram.schemas.codec import decode, encode
+
+pytestmark = pytest.mark.weaviate
+EMBED = HashingEmbedder()
+SEALED = {"record", "payload", "content"}
+
+
+@pytest.fixture
+def stores(weaviate_endpoint: Any) -> Iterator[tuple[WeaviateStore, WeaviateStore, FieldCipher]]:
+    cipher = FieldCipher(MemoryKeyStore())
+    made = [WeaviateStore(weaviate_endpoint.connect(), EMBED.model_id, f"wvbatch{kind}{uuid.uuid4().hex[:8]}",
+                          index_master=None, cipher=cipher) for kind in ("own", "client")]
+    yield made[0], made[1], cipher
+    for store in made:
+        store.drop()
+        store.close()
+
+
+def _project(store: WeaviateStore, records: list[bytes], cipher: FieldCipher, batch: int = 40) -> None:
+    projector = CurrentMemoryProjector(store, EMBED)
+    for start in range(0, len(records), batch):
+        for offset, event in enumerate((decode(r, cipher) for r in records[start:start + batch]), start):
+            if event.type in PROJECTED_TYPES:
+                projector.apply(event, offset)
+        store.flush()
+
+
+def _contents(store: WeaviateStore) -> dict[str, dict[str, Any]]:
+    """uuid -> properties (sealed text opened) and vector, of every object of every collection."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in COLLECTIONS:
+        coll = store._client.collections.get(store.prefix + name)
+        for tenant in coll.tenants.get():
+            for obj in coll.with_tenant(tenant).iterator(include_vector=True):
+                props = dict(obj.properties)
+                for field in SEALED & props.keys():
+                    props[field] = store.text.opened(name, obj, field)
+                out[f"{name}/{obj.uuid}"] = {**props, "_vector": obj.vector.get("default")}
+    return out
+
+
+def test_own_batches_store_what_insert_many_stores(stores: tuple[WeaviateStore, WeaviateStore, FieldCipher],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    own, client, cipher = stores
+    records = [encode(event, cipher) for event in event_log(60, seed=3)]
+    sent: list[int] = []
+    real = weaviate_batch.insert
+    monkeypatch.setattr("engram.projections.weaviate_store.insert_batch",
+                        lambda groups, chunk: sent.append(len(groups)) or real(groups, chunk))
+    _project(own, records, cipher)
+    assert sent and max(sent) > 1  # several collections went in one request
+    monkeypatch.setattr(weaviate_batch, "batch_pb2", None)  # every object through the client's insert_many
+    _project(client, records, cipher)
+    mine, theirs = _contents(own), _contents(client)
+    assert {key.split("/")[0] for key in mine} >= {"EngramMemory", "EngramTurn", "EngramSession", "EngramUser"}
+    assert mine == theirs
