@@ -124,10 +124,9 @@ class WeaviateStore:
         """The collection handle of one tenant (kept: building one costs more than the write of a small batch)."""
         handle = self._handles.get((collection, tenant))
         if handle is None:
-            if len(self._handles) > MAX_HANDLES:
-                self._handles.clear()
-            handle = self._handles[(collection, tenant)] = \
-                self._client.collections.get(self.prefix + collection).with_tenant(tenant_name(tenant))
+            self._handles = {} if len(self._handles) > MAX_HANDLES else self._handles
+            coll = self._client.collections.get(self.prefix + collection)
+            handle = self._handles[(collection, tenant)] = coll.with_tenant(tenant_name(tenant))
         return handle
 
     def _where(self, tenant: str, user: str, **equal: Any) -> Any:
@@ -336,14 +335,13 @@ class WeaviateStore:
         self._other.clear()
         groups = [(self._tenant(collection, tenant), items) for (collection, tenant), items in
                   ((key, self._newer(*key, items)) for key, items in rows.items()) if items]
-        rejected = insert_batch(groups, WRITE_CHUNK) if groups else []
+        rejected = insert_batch(groups, WRITE_CHUNK)
         if rejected:
             raise RuntimeError(f"weaviate rejected {len(rejected)} objects: {rejected[0][0]}: {rejected[0][1]}")
-        for (collection, tenant), items in rows.items():
-            if collection in _MARKERS:
-                if len(self._markers_written) > MAX_MARKERS:
-                    self._markers_written.clear()
-                self._markers_written.update(uid for uid, *_ in items)
+        if len(self._markers_written) > MAX_MARKERS:
+            self._markers_written.clear()
+        self._markers_written.update(uid for (collection, _t), items in rows.items() if collection in _MARKERS
+                                     for uid, *_ in items)
 
     def _newer(self, collection: str, tenant: str, items: list[Item]) -> list[Item]:
         """The version guard: of versioned objects, only those newer than what Weaviate holds."""
