@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -15,13 +16,15 @@ from engram.core.embedding import HashingEmbedder
 from engram.core.keystore import MemoryKeyStore
 from engram.projections import weaviate_batch
 from engram.projections.projector import PROJECTED_TYPES, CurrentMemoryProjector
-from engram.projections.weaviate_schema import COLLECTIONS
+from engram.projections.weaviate_schema import COLLECTIONS, MEMORIES
 from engram.projections.weaviate_store import WeaviateStore
 from engram.schemas.codec import decode, encode
+from engram.schemas.memory import MemoryRecord, MemoryType
 
 pytestmark = pytest.mark.weaviate
 EMBED = HashingEmbedder()
 SEALED = {"record", "payload", "content"}
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
 @pytest.fixture
@@ -73,3 +76,27 @@ def test_own_batches_store_what_insert_many_stores(stores: tuple[WeaviateStore, 
     mine, theirs = _contents(own), _contents(client)
     assert {key.split("/")[0] for key in mine} >= {"EngramMemory", "EngramTurn", "EngramSession", "EngramUser"}
     assert mine == theirs
+
+
+def _record(tenant: str, memory_id: str, content: str) -> MemoryRecord:
+    return MemoryRecord(memory_id=memory_id, tenant_id=tenant, user_id="u", type=MemoryType.USER_PREFERENCE,
+                        slot="user_preference", layer="L3", content=content, confidence=0.8, importance=0.5,
+                        status="active", version=1, created_at=T0, updated_at=T0, last_seen_at=T0)
+
+
+def test_cached_tenant_handles_keep_tenants_apart_and_outlive_a_clear(
+        stores: tuple[WeaviateStore, WeaviateStore, FieldCipher]) -> None:
+    store = stores[0]
+    for tenant in ("t-a", "t-b"):
+        store.upsert_memory(tenant, "u", _record(tenant, f"m-{tenant}", f"likes {tenant}"), EMBED.embed_one(tenant))
+    store.flush()
+    assert [r.content for r in store.list_memories("t-a", "u")] == ["likes t-a"]
+    assert [r.content for r in store.list_memories("t-b", "u")] == ["likes t-b"]
+    raw = store._client.collections.get(store.prefix + MEMORIES)  # each in its own Weaviate tenant
+    assert {t: [o.properties["tenant_id"] for o in raw.with_tenant(t).iterator()] for t in ("t-a", "t-b")} == \
+        {"t-a": ["t-a"], "t-b": ["t-b"]}
+    store.clear()  # collections dropped and made again: the handles kept name them, so they still work
+    assert store.list_memories("t-a", "u") == []
+    store.upsert_memory("t-b", "u", _record("t-b", "m-2", "likes tea"), EMBED.embed_one("tea"))
+    store.flush()
+    assert [r.memory_id for r in store.list_memories("t-b", "u")] == ["m-2"] and store.list_memories("t-a", "u") == []
