@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+import tempfile
 import uuid
 from collections.abc import Iterator
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bench.projector_cost import event_log
+from bench.synthetic import generate_turns
 from engram.core.crypto import FieldCipher
 from engram.core.embedding import HashingEmbedder
 from engram.core.keystore import MemoryKeyStore
@@ -18,6 +20,8 @@ from engram.projections import weaviate_batch
 from engram.projections.projector import PROJECTED_TYPES, CurrentMemoryProjector
 from engram.projections.weaviate_schema import COLLECTIONS, MEMORIES
 from engram.projections.weaviate_store import WeaviateStore
+from engram.runtime.engine import EmbeddedRuntime
+from engram.schemas.base import Event
 from engram.schemas.codec import decode, encode
 from engram.schemas.memory import MemoryRecord, MemoryType
 
@@ -36,6 +40,17 @@ def stores(weaviate_endpoint: Any) -> Iterator[tuple[WeaviateStore, WeaviateStor
     for store in made:
         store.drop()
         store.close()
+
+
+def _event_log(turns: int, users: int) -> list[Event]:
+    """What the embedded runtime logs for a synthetic chat of `users` users in 3 tenants."""
+    with tempfile.TemporaryDirectory() as tmp:
+        runtime = EmbeddedRuntime(Path(tmp) / "data", encryption=False, analytics="off")
+        try:
+            runtime.ingest(generate_turns(turns, seed=3, users=users, tenants=3))
+            return [event for _seq, event in runtime.log.scan()]
+        finally:
+            runtime.close()
 
 
 def _project(store: WeaviateStore, records: list[bytes], cipher: FieldCipher, batch: int = 40) -> None:
@@ -64,17 +79,18 @@ def _contents(store: WeaviateStore) -> dict[str, dict[str, Any]]:
 def test_own_batches_store_what_insert_many_stores(stores: tuple[WeaviateStore, WeaviateStore, FieldCipher],
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     own, client, cipher = stores
-    records = [encode(event, cipher) for event in event_log(60, seed=3)]
-    sent: list[int] = []
+    records = [encode(event, cipher) for event in _event_log(90, users=6)]
+    tenants: list[int] = []  # Weaviate tenants in each flush's request
     real = weaviate_batch.insert
-    monkeypatch.setattr("engram.projections.weaviate_store.insert_batch",
-                        lambda groups, chunk: sent.append(len(groups)) or real(groups, chunk))
+    monkeypatch.setattr("engram.projections.weaviate_store.insert_batch", lambda groups, chunk: tenants.append(
+        len({coll.data._tenant for coll, _items in groups})) or real(groups, chunk))
     _project(own, records, cipher)
-    assert sent and max(sent) > 1  # several collections went in one request
+    assert tenants and max(tenants) > 1
     monkeypatch.setattr(weaviate_batch, "batch_pb2", None)  # every object through the client's insert_many
     _project(client, records, cipher)
     mine, theirs = _contents(own), _contents(client)
     assert {key.split("/")[0] for key in mine} >= {"EngramMemory", "EngramTurn", "EngramSession", "EngramUser"}
+    assert len({props["tenant_id"] for props in mine.values()}) == 3
     assert mine == theirs
 
 
