@@ -27,7 +27,7 @@ try:
     from google.protobuf.struct_pb2 import Struct
     from weaviate.proto.v1 import base_pb2, batch_pb2
 except ImportError:  # pragma: no cover - a client without these modules takes the `insert_many` path
-    batch_pb2 = None
+    batch_pb2 = None  # type: ignore[assignment]
 
 
 def batch_object(collection: str, tenant: str | None, uid: str, props: dict[str, Any],
