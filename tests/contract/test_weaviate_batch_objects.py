@@ -82,8 +82,12 @@ def test_own_batches_store_what_insert_many_stores(stores: tuple[WeaviateStore, 
     records = [encode(event, cipher) for event in _event_log(90, users=6)]
     tenants: list[int] = []  # Weaviate tenants in each flush's request
     real = weaviate_batch.insert
-    monkeypatch.setattr("engram.projections.weaviate_store.insert_batch", lambda groups, chunk: tenants.append(
-        len({coll.data._tenant for coll, _items in groups})) or real(groups, chunk))
+
+    def counted(groups: list[weaviate_batch.Group], chunk: int) -> list[tuple[str, str]]:
+        tenants.append(len({coll.data._tenant for coll, _items in groups}))
+        return real(groups, chunk)
+
+    monkeypatch.setattr("engram.projections.weaviate_store.insert_batch", counted)
     _project(own, records, cipher)
     assert tenants and max(tenants) > 1
     monkeypatch.setattr(weaviate_batch, "batch_pb2", None)  # every object through the client's insert_many
