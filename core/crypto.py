@@ -115,10 +115,17 @@ class _Nonces:
         return nonce
 
 
+@lru_cache(maxsize=256)
+def _split(path: str) -> tuple[tuple[str, ...], str]:
+    """A sealed path's parent names and leaf (the paths are those of `SEALED_FIELDS`: split once each)."""
+    *parents, leaf = path.split(".")
+    return tuple(parents), leaf
+
+
 def _parent(raw: dict[str, Any], path: str) -> tuple[dict[str, Any] | None, str]:
     if "." not in path:
         return raw, path
-    *parents, leaf = path.split(".")
+    parents, leaf = _split(path)
     node: Any = raw
     for name in parents:
         node = node.get(name) if isinstance(node, dict) else None

@@ -37,6 +37,7 @@ from engram.schemas.events import SummarySnapshotted
 from engram.schemas.memory import GlobalCard, MemoryRecord
 
 from .hybrid_index import searchable_text
+from .weaviate_batch import Item, insert as insert_batch
 from .weaviate_sealing import SealedText
 from .ports import RecentTurn, SearchHit, canonical_hash, check_owner
 from .weaviate_schema import CARDS, COLLECTIONS, MEMORIES, SESSIONS, SUMMARIES, TURNS, USERS, collection_prefix, \
@@ -49,6 +50,7 @@ MAX_BUFFERED = 2000
 """Buffered writes beyond this are flushed at once (the buffer is bounded)."""
 WRITE_CHUNK = 500
 MAX_MARKERS = 200_000
+MAX_HANDLES = 10_000
 READ_THREADS = 6
 """A recall's four independent reads plus the keyword half of its search, with room to spare."""
 
@@ -82,8 +84,9 @@ class WeaviateStore:
         self._wvc = _wvc()
         self._embedding_model = embedding_model
         self._memories: dict[str, tuple[str, str, MemoryRecord, np.ndarray, str]] = {}
-        self._other: dict[tuple[str, str], tuple[str, str, dict[str, Any], list[float] | None, int]] = {}
+        self._other: dict[tuple[str, str], tuple[str, str, dict[str, Any], None, int]] = {}
         self._markers_written: set[str] = set()
+        self._handles: dict[tuple[str, str], Any] = {}
         self.read_pool = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="engram-weaviate-read")
         """Reads are network round trips: the search's two halves, and RecallService's independent
         reads, overlap on this pool (the client is thread-safe); it lives as long as the connection."""
@@ -118,7 +121,13 @@ class WeaviateStore:
                         raise
 
     def _tenant(self, collection: str, tenant: str) -> Any:
-        return self._client.collections.get(self.prefix + collection).with_tenant(tenant_name(tenant))
+        """The collection handle of one tenant (kept: building one costs more than the write of a small batch)."""
+        handle = self._handles.get((collection, tenant))
+        if handle is None:
+            self._handles = {} if len(self._handles) > MAX_HANDLES else self._handles
+            coll = self._client.collections.get(self.prefix + collection)
+            handle = self._handles[(collection, tenant)] = coll.with_tenant(tenant_name(tenant))
+        return handle
 
     def _where(self, tenant: str, user: str, **equal: Any) -> Any:
         flt = self._wvc.query.Filter
@@ -312,40 +321,34 @@ class WeaviateStore:
             self.flush()
 
     def flush(self) -> None:
-        """Write buffered objects, newest version only, in batches per collection and tenant."""
+        """Write buffered objects, newest version only, every collection and tenant in one gRPC batch."""
         if not self._memories and not self._other:
             return
-        rows: dict[tuple[str, str], list[tuple[str, dict[str, Any], list[float] | None, int]]] = {}
+        rows: dict[tuple[str, str], list[Item]] = {}
         for uid, (tenant, user, record, vector, context) in self._memories.items():
             rows.setdefault((MEMORIES, tenant), []).append(
                 (uid, self.text.sealed(MEMORIES, uid, tenant, user, self._memory_props(tenant, user, record, context),
-                                       "record"), vector.tolist(), record.version))
+                                       "record"), vector, record.version))
         for (collection, uid), (tenant, _user, props, other_vector, version) in self._other.items():
             rows.setdefault((collection, tenant), []).append((uid, props, other_vector, version))
         self._memories.clear()
         self._other.clear()
-        for (collection, tenant), items in rows.items():
-            self._write(collection, tenant, items)
+        groups = [(self._tenant(collection, tenant), items) for (collection, tenant), items in
+                  ((key, self._newer(*key, items)) for key, items in rows.items()) if items]
+        rejected = insert_batch(groups, WRITE_CHUNK)
+        if rejected:
+            raise RuntimeError(f"weaviate rejected {len(rejected)} objects: {rejected[0][0]}: {rejected[0][1]}")
+        if len(self._markers_written) > MAX_MARKERS:
+            self._markers_written.clear()
+        self._markers_written.update(uid for (collection, _t), items in rows.items() if collection in _MARKERS
+                                     for uid, *_ in items)
 
-    def _write(self, collection: str, tenant: str, items: list[tuple[str, dict[str, Any], Any, int]]) -> None:
-        if collection in (MEMORIES, SUMMARIES, CARDS):
-            stored = self._stored_versions(collection, tenant, [uid for uid, *_ in items])
-            items = [i for i in items if i[3] > stored.get(i[0], 0)]
-        if not items:
-            return
-        coll = self._tenant(collection, tenant)
-        data_object = self._wvc.data.DataObject
-        for start in range(0, len(items), WRITE_CHUNK):  # one synchronous gRPC batch (an upsert by uuid) each
-            chunk = [data_object(properties=props, uuid=uid, vector=vector)
-                     for uid, props, vector, _version in items[start:start + WRITE_CHUNK]]
-            result = coll.data.insert_many(chunk)
-            if result.errors:
-                first = next(iter(result.errors.values()))
-                raise RuntimeError(f"weaviate rejected {len(result.errors)} {collection} objects: {first.message}")
-        if collection in _MARKERS:
-            if len(self._markers_written) > MAX_MARKERS:
-                self._markers_written.clear()
-            self._markers_written.update(uid for uid, *_ in items)
+    def _newer(self, collection: str, tenant: str, items: list[Item]) -> list[Item]:
+        """The version guard: of versioned objects, only those newer than what Weaviate holds."""
+        if collection not in (MEMORIES, SUMMARIES, CARDS):
+            return items
+        stored = self._stored_versions(collection, tenant, [uid for uid, *_ in items])
+        return [i for i in items if i[3] > stored.get(i[0], 0)]
 
     def _stored_versions(self, collection: str, tenant: str, uids: list[str]) -> dict[str, int]:
         flt = self._wvc.query.Filter
@@ -420,6 +423,7 @@ class WeaviateStore:
     def drop(self) -> None:
         """Delete this store's collections (every tenant's objects with them)."""
         self.forget_cache()
+        self._handles.clear()
         for name in COLLECTIONS:
             if self._client.collections.exists(self.prefix + name):
                 self._client.collections.delete(self.prefix + name)
