@@ -30,25 +30,13 @@ if __package__ in (None, ""):
 
 from bench.common import emit, machine_info, median  # noqa: E402
 from bench.distributed_common import load_average  # noqa: E402
-from bench.synthetic import generate_turns  # noqa: E402
-from engram.runtime.engine import EmbeddedRuntime  # noqa: E402
+from bench.projector_cost import event_log  # noqa: E402
 from engram.runtime.erasure import open_cipher  # noqa: E402
 from engram.runtime.log import EventLog, open_database  # noqa: E402
 from engram.schemas.base import Event  # noqa: E402
 
 BUDGET_US = 200.0
 """µs per turn at the BENCH §1 target (5,000 turns/s)."""
-
-
-def event_log(turns: int, seed: int) -> list[Event]:
-    """Every event the embedded runtime logs for `turns` synthetic turns, in log order."""
-    with tempfile.TemporaryDirectory() as tmp:
-        runtime = EmbeddedRuntime(Path(tmp) / "data", encryption=False, analytics="off")
-        try:
-            runtime.ingest(generate_turns(turns, seed=seed))
-            return [event for _seq, event in runtime.log.scan()]
-        finally:
-            runtime.close()
 
 
 def log_append(events: list[Event], batch: int) -> float:
