@@ -103,17 +103,16 @@ def tree_cpu_seconds(pid: int) -> float | None:
     own = cpu_seconds(pid)
     if own is None:
         return None
-    return own + sum(tree_cpu_seconds(child) or 0.0 for child in _children(pid))
+    return own + sum(tree_cpu_seconds(child) or 0.0 for child in child_pids(pid))
 
 
-def _children(pid: int) -> list[int]:
-    found: list[int] = []
+def child_pids(pid: int) -> list[int]:
+    """The live children of a process, from every thread's /proc children list (empty once it is gone)."""
     try:
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            found.extend(int(p) for p in (task / "children").read_text().split())
+        return [int(p) for task in Path(f"/proc/{pid}/task").iterdir()
+                for p in (task / "children").read_text().split()]
     except OSError:
-        return found
-    return found
+        return []
 
 
 def load_average() -> float:

@@ -110,10 +110,6 @@ class ProjectorProcess:
         self._ready_timeout = ready_timeout
         self._stopping = threading.Event()
 
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid
-
     def start(self) -> None:
         """Start the child and wait until it is connected; SystemExit with its code if it fails to."""
         self._process.start()

@@ -124,7 +124,8 @@ class WeaviateStore:
         """The collection handle of one tenant (kept: building one costs more than the write of a small batch)."""
         handle = self._handles.get((collection, tenant))
         if handle is None:
-            self._handles = {} if len(self._handles) > MAX_HANDLES else self._handles
+            if len(self._handles) > MAX_HANDLES:
+                self._handles.clear()
             coll = self._client.collections.get(self.prefix + collection)
             handle = self._handles[(collection, tenant)] = coll.with_tenant(tenant_name(tenant))
         return handle
@@ -333,8 +334,8 @@ class WeaviateStore:
             rows.setdefault((collection, tenant), []).append((uid, props, other_vector, version))
         self._memories.clear()
         self._other.clear()
-        groups = [(self._tenant(collection, tenant), items) for (collection, tenant), items in
-                  ((key, self._newer(*key, items)) for key, items in rows.items()) if items]
+        newer = {key: self._newer(*key, items) for key, items in rows.items()}
+        groups = [(self._tenant(*key), items) for key, items in newer.items() if items]
         rejected = insert_batch(groups, WRITE_CHUNK)
         if rejected:
             raise RuntimeError(f"weaviate rejected {len(rejected)} objects: {rejected[0][0]}: {rejected[0][1]}")

@@ -6,8 +6,8 @@ import os
 import re
 import signal
 import time
-from pathlib import Path
 
+from bench.distributed_common import child_pids
 from tests.distributed.conftest import Cluster
 from tests.distributed.helpers import WorkerProcess, edge_events
 from tests.services import WeaviateEndpoint, import_client, process_running, wait_gone
@@ -15,13 +15,6 @@ from tests.services import WeaviateEndpoint, import_client, process_running, wai
 import_client("weaviate", "weaviate")
 
 RUNNING = re.compile(r"projectors: running in process (\d+)")
-
-
-def _children(pid: int) -> set[int]:
-    found: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        found.update(int(p) for p in (task / "children").read_text().split())
-    return found
 
 
 def _projector_child(cluster: Cluster, weaviate: WeaviateEndpoint) -> tuple[int, int, WorkerProcess]:
@@ -38,7 +31,7 @@ def _projector_child(cluster: Cluster, weaviate: WeaviateEndpoint) -> tuple[int,
 def test_a_killed_worker_takes_its_projector_process_with_it(cluster: Cluster,
                                                             weaviate_endpoint: WeaviateEndpoint) -> None:
     parent, child, worker = _projector_child(cluster, weaviate_endpoint)
-    assert child in _children(parent)
+    assert child in child_pids(parent)
     worker.kill()  # SIGKILL: no shutdown hook runs in the worker
     assert wait_gone(child, 30), f"projector process {child} outlived its worker"
 
