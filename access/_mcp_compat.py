@@ -15,7 +15,7 @@ except ImportError:  # mcp 1.x
 
 from .auth import is_loopback
 
-__all__ = ["Context", "MCPServer", "ToolError", "forbid_unknown_arguments", "http_app", "plain_argument_errors",
+__all__ = ["Context", "MCPServer", "ToolError", "forbid_unknown_arguments", "hide_arguments", "http_app", "plain_argument_errors",
            "plain_validation_message"]
 
 _KINDS = {"int": "an integer", "float": "a number", "bool": "true or false", "string": "a string",
@@ -101,3 +101,20 @@ def http_app(server: Any, host: str) -> Any:
     if not is_loopback(host):
         server.settings.transport_security = None
     return server.streamable_http_app()
+
+
+def hide_arguments(server: Any, name: str, names: list[str]) -> bool:
+    """Leave the arguments `names` out of the tool's advertised schema; False if not possible.
+
+    A server pinned to one tenant and user does this, so its tools do not ask a model for ids it must not
+    choose. A client that passes one anyway is still checked against the pin (and told why if it differs).
+    """
+    tool = getattr(getattr(server, "_tool_manager", None), "_tools", {}).get(name)
+    schema = getattr(tool, "parameters", None)
+    if not isinstance(schema, dict):
+        return False
+    for hidden in names:
+        schema.get("properties", {}).pop(hidden, None)
+        if hidden in schema.get("required", []):
+            schema["required"].remove(hidden)
+    return True

@@ -92,3 +92,16 @@ def unknown_session(tenant: str, user: str, session: str) -> NotFound:
 
 def unknown_memory(memory_id: str) -> NotFound:
     return NotFound(f"no active memory {memory_id!r} for this user", "unknown_memory")
+
+
+def no_summary(session: str) -> NotFound:
+    return NotFound(f"session {session!r} has no summary yet (too few messages, or forgotten)", "no_summary")
+
+
+MIN_ID_PREFIX = 4
+"""An id prefix shorter than this is refused: three hex digits would often match several memories."""
+
+
+def prefix_too_short(given: str) -> BadRequest:
+    return BadRequest(f"memory id prefix {given!r} is too short: give at least {MIN_ID_PREFIX} characters",
+                      "prefix_too_short")

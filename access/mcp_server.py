@@ -1,8 +1,11 @@
 """Engram as an MCP memory server (official `mcp` SDK), over stdio or streamable HTTP.
 
-Tools: `memory_write`, `memory_read`, `memory_search`, `memory_delete` and
-`memory_recall`. Each names its tenant, user and session, validated the same
-way on write and read. A new user or session is normal (`user_known` /
+Tools: `memory_write`, `memory_recall`, `memory_search`, `memory_read`,
+`memory_history`, `memory_correct`, `memory_pin`, `memory_unpin`,
+`memory_delete` (forget) and `memory_feedback`: the operations of every door,
+with the same argument names and defaults (docs/api.md). Each names its
+tenant and user, unless the server is pinned to them (`--tenant`, `--user`):
+then the tools do not advertise those arguments (one given anyway must match the pin). A new user or session is normal (`user_known` /
 `session_known` false in the answer); a read of one named thing (a memory id)
 that does not exist is an error. Over HTTP every request needs `Authorization: Bearer`
 with `ENGRAM_MCP_TOKEN` (or an API key, scoped to its tenant) once any is
@@ -23,12 +26,14 @@ from pydantic import Field
 from engram.schemas.base import Identifier, stable_id
 from engram.schemas.inputs import TurnInput
 
-from ._mcp_compat import Context, MCPServer, ToolError, forbid_unknown_arguments, http_app, plain_argument_errors
+from ._mcp_compat import (
+    Context, MCPServer, ToolError, forbid_unknown_arguments, hide_arguments, http_app, plain_argument_errors,
+)
 from .auth import LOCAL, KeyRing, Principal, token_from_headers
 from .errors import AccessError
 from .guard import ASGIApp, Guard, Scope
 from .metrics import Metrics
-from .models import ForgetBody, RecallQuery
+from .models import DEFAULT_AGENT, DEFAULT_SESSION, FeedbackRequest, ForgetBody, RecallQuery
 from .service import AccessService
 
 PRINCIPAL_KEY = "engram.principal"
@@ -37,7 +42,8 @@ T = TypeVar("T")
 INSTRUCTIONS = (
     "Engram is the user's long-term memory. Write each chat message with memory_write; before answering, "
     "call memory_recall for the assembled memory context (inject it into your system prompt only when it is "
-    "not empty). Use memory_search / memory_read to look things up and memory_delete when the user asks to "
+    "not empty). Use memory_search / memory_read to look things up, memory_correct / memory_pin when the user "
+    "corrects or stresses a memory, and memory_delete when the user asks to "
     "forget. Pass the same tenant, user and session ids every time (tenant and user may be pinned by the "
     "server; session is optional)."
 )
@@ -47,23 +53,49 @@ OptionalId: TypeAlias = Identifier | None  # noqa: UP040
 TenantArg = Annotated[OptionalId, Field(description="Tenant id; leave it out when the server is pinned (--tenant).")]
 UserArg = Annotated[OptionalId, Field(description="User id; leave it out when the server is pinned (--user).")]
 AgentArg = Annotated[Identifier, Field(description="Id of the agent (assistant) talking to the user.")]
-SessionArg = Annotated[OptionalId, Field(description="Conversation id; optional (default 'default'). A new "
-                                                     "session is normal: it gets the user's long-term memory.")]
+SessionArg = Annotated[Identifier, Field(description="Conversation id. A new session is normal: it gets the "
+                                                     "user's long-term memory.")]
+SessionFilterArg = Annotated[OptionalId, Field(description="Conversation id; optional: only reported back as "
+                                                           "session_known (memory_read: adds its summary).")]
 ContentArg = Annotated[str, Field(description="The message text, exactly as said.", min_length=1,
                                   max_length=32_000)]
 RoleArg = Annotated[Literal["user", "assistant"], Field(description="Who said it: user or assistant.")]
 MessageIdArg = Annotated[OptionalId, Field(description="Your id for the message; optional. Without one, the same "
                                                        "text in the same session by the same role is one message "
                                                        "(a retry stores nothing new).")]
-MemoryIdArg = Annotated[OptionalId, Field(description="One memory's id (memory_id from memory_read or search).")]
+MemoryIdArg = Annotated[str, Field(description="One memory's id, or a unique prefix of it (at least 4 characters).",
+                                   min_length=1, max_length=128)]
+OptionalMemoryIdArg = Annotated[str | None, Field(description="One memory's id, or a unique prefix of it (at least "
+                                                              "4 characters).", max_length=128)]
+MemoryIdsArg = Annotated[list[str], Field(description="Forget these memories (ids or unique prefixes).",
+                                          max_length=1000)]
 QuestionArg = Annotated[str, Field(description="What the user asks now.", min_length=1, max_length=4000)]
 QueryArg = Annotated[str, Field(description="Words or a sentence to search the memories for.", min_length=1,
                                 max_length=4000)]
-LimitArg = Annotated[int, Field(description="At most this many results (1-50).", ge=1, le=50)]
-TopicArg = Annotated[str, Field(description="Forget every memory about this topic text.", max_length=500)]
+LimitArg = Annotated[int, Field(description="At most this many results (1-100).", ge=1, le=100)]
+DeadlineArg = Annotated[float | None, Field(description="Time limit in ms (default: the configured recall "
+                                                        "deadline, 300).", gt=0, le=10_000)]
+StatusArg = Annotated[Literal["active", "all"], Field(description="active memories, or all (also replaced, "
+                                                                  "retired and archived ones).")]
+TopicArg = Annotated[str, Field(description="Forget every memory about this topic.", max_length=500)]
 EverythingArg = Annotated[bool, Field(description="Forget everything about the user (also session summaries "
                                                   "and recent messages).")]
-DEFAULT_SESSION = "default"
+DryRunArg = Annotated[bool, Field(description="Only show what would be forgotten; change nothing.")]
+CorrectContentArg = Annotated[str, Field(description="The memory's right content, as the user states it.",
+                                         min_length=1, max_length=2000)]
+RecallIdArg = Annotated[str, Field(description="The recall_id of the memory_recall answer judged.", min_length=1,
+                                   max_length=128)]
+RatingArg = Annotated[Literal["none", "good", "bad"], Field(description="Was the recalled memory helpful?")]
+ReasonArg = Annotated[str, Field(description="A short reason; optional.", max_length=500)]
+RemarkArg = Annotated[str, Field(description="A free remark; optional.", max_length=2000)]
+DeprecatedIdArg = Annotated[str | None, Field(description="Deprecated: use memory_ids.", max_length=128,
+                                              json_schema_extra={"deprecated": True})]
+DeprecatedTopicArg = Annotated[str, Field(description="Deprecated: use topic.", max_length=500,
+                                          json_schema_extra={"deprecated": True})]
+DeprecatedSessionArg = Annotated[OptionalId, Field(description="Deprecated and ignored: forget is per user.",
+                                                   json_schema_extra={"deprecated": True})]
+TOOLS = ("memory_write", "memory_recall", "memory_search", "memory_read", "memory_history", "memory_correct",
+         "memory_pin", "memory_unpin", "memory_delete", "memory_feedback")
 
 
 class EngramMCP:
@@ -76,11 +108,13 @@ class EngramMCP:
         self.tenant = tenant or principal.tenant
         self.user = user
         self.server = MCPServer("engram", instructions=INSTRUCTIONS)
-        for tool in (self.memory_write, self.memory_read, self.memory_search, self.memory_delete,
-                     self.memory_recall):
-            self.server.add_tool(tool, name=tool.__name__, description=tool.__doc__)
-            forbid_unknown_arguments(self.server, tool.__name__)
-            plain_argument_errors(self.server, tool.__name__)
+        pinned = [name for name, value in (("tenant", self.tenant), ("user", self.user)) if value is not None]
+        for name in TOOLS:
+            tool = getattr(self, name)
+            self.server.add_tool(tool, name=name, description=tool.__doc__)
+            hide_arguments(self.server, name, pinned)
+            forbid_unknown_arguments(self.server, name)
+            plain_argument_errors(self.server, name)
 
     def _who(self, ctx: Context | None) -> Principal:
         request = getattr(ctx.request_context, "request", None) if ctx is not None else None
@@ -112,15 +146,14 @@ class EngramMCP:
             raise ToolError(f"{refused.code}: {message}") from refused
 
     # -- tools (docstrings are what the model reads) -------------------------------------
-    async def memory_write(self, content: ContentArg, agent: AgentArg = "assistant", role: RoleArg = "user",
-                           tenant: TenantArg = None, user: UserArg = None, session: SessionArg = None,
+    async def memory_write(self, content: ContentArg, agent: AgentArg = DEFAULT_AGENT, role: RoleArg = "user",
+                           tenant: TenantArg = None, user: UserArg = None, session: SessionArg = DEFAULT_SESSION,
                            message_id: MessageIdArg = None, ctx: Context | None = None) -> dict[str, Any]:
         """Record one chat message (user or assistant) in the user's memory. Engram extracts what is worth
         remembering and answers with what it remembered (`remembered`: each memory changed, with its text)."""
         tenant_id, user_id = self._scope(tenant, user)
-        session_id = session or DEFAULT_SESSION
-        turn = TurnInput(tenant=tenant_id, user=user_id, agent=agent, session=session_id, role=role,
-                         content=content, message_id=message_id or stable_id("mcp", tenant_id, user_id, session_id,
+        turn = TurnInput(tenant=tenant_id, user=user_id, agent=agent, session=session, role=role,
+                         content=content, message_id=message_id or stable_id("mcp", tenant_id, user_id, session,
                                                                              role, content))
         result, changes = await self._call(self.access.record, self._who(ctx), [turn])
         return {"message_id": turn.message_id, "stored": result.appended == 1,
@@ -128,22 +161,24 @@ class EngramMCP:
                 "remembered": [{"memory_id": c.memory_id, "change": c.change, "memory": c.after or c.before}
                                for c in changes]}
 
-    async def memory_read(self, tenant: TenantArg = None, user: UserArg = None, session: SessionArg = None,
-                          memory_id: MemoryIdArg = None, ctx: Context | None = None) -> dict[str, Any]:
+    async def memory_read(self, tenant: TenantArg = None, user: UserArg = None, session: SessionFilterArg = None,
+                          memory_id: OptionalMemoryIdArg = None, status: StatusArg = "active",
+                          ctx: Context | None = None) -> dict[str, Any]:
         """Read what is remembered about the user: one memory by id (an unknown id is an error), or all
-        active memories plus the latest summary of the session. A new user or session is not an error:
-        `user_known` / `session_known` are then false."""
+        active memories (status all: also replaced, retired, archived) plus the latest summary of the
+        session. A new user or session is not an error: `user_known` / `session_known` are then false."""
         who = self._who(ctx)
         tenant_id, user_id = self._scope(tenant, user)
         if memory_id is not None:
-            record = await self._call(self.access.memory, who, tenant_id, user_id, memory_id)
+            full = await self._call(self.access.resolve, who, tenant_id, user_id, memory_id, "all")
+            record = await self._call(self.access.memory, who, tenant_id, user_id, full)
             return {"memory": _memory(record)}
         await self._call(who.check_tenant, tenant_id)
         user_known, session_known = await self._call(self.access.known, tenant_id, user_id, session)
         self.access.note_unknown("read", tenant_id, user_id, session, user_known, session_known)
         if not user_known:
             return {"memories": [], "session_summary": None, "user_known": False, "session_known": False}
-        records = await self._call(self.access.memories, who, tenant_id, user_id, "active")
+        records = await self._call(self.access.memories, who, tenant_id, user_id, status)
         summary = (await self._call(self.access.summary, who, tenant_id, user_id, session)
                    if session is not None and session_known else None)
         return {"memories": [_memory(r) for r in records],
@@ -151,7 +186,7 @@ class EngramMCP:
                 "user_known": True, "session_known": session_known}
 
     async def memory_search(self, query: QueryArg, tenant: TenantArg = None, user: UserArg = None,
-                            session: SessionArg = None, limit: LimitArg = 10,
+                            session: SessionFilterArg = None, limit: LimitArg = 10,
                             ctx: Context | None = None) -> dict[str, Any]:
         """Search the user's active memories by meaning and keywords; best matches first. A new user or
         session is not an error (no results, `user_known` false)."""
@@ -161,36 +196,86 @@ class EngramMCP:
                             for h in found.hits],
                 "user_known": found.user_known, "session_known": found.session_known}
 
-    async def memory_delete(self, tenant: TenantArg = None, user: UserArg = None, session: SessionArg = None,
-                            memory_id: MemoryIdArg = None, topic_text: TopicArg = "",
-                            everything: EverythingArg = False, ctx: Context | None = None) -> dict[str, Any]:
-        """Forget: one memory by id, every memory about a topic text, or everything about the user
-        (then also session summaries and recent messages). Returns how many memories were really deleted."""
+    async def memory_history(self, memory_id: MemoryIdArg, tenant: TenantArg = None, user: UserArg = None,
+                             ctx: Context | None = None) -> dict[str, Any]:
+        """How one memory came to be: every change (created, updated, replaced, ...) with its reason, back to
+        the chat turns it came from."""
         who = self._who(ctx)
         tenant_id, user_id = self._scope(tenant, user)
-        if sum((memory_id is not None, bool(topic_text.strip()), everything)) != 1:
-            raise ToolError("invalid_request: give exactly one of memory_id, topic_text or everything=true")
-        if memory_id is not None:
-            result = await self._call(self.access.forget_one, who, tenant_id, user_id, memory_id)
-        else:
-            body = ForgetBody(tenant=tenant_id, user=user_id, topic_text=topic_text, everything=everything)
-            result = await self._call(self.access.forget, who, body)
+        full = await self._call(self.access.resolve, who, tenant_id, user_id, memory_id, "all")
+        steps = await self._call(self.access.lineage, who, tenant_id, user_id, full)
+        return {"memory_id": full, "steps": [step.model_dump(mode="json") for step in steps]}
+
+    async def memory_correct(self, memory_id: MemoryIdArg, content: CorrectContentArg, tenant: TenantArg = None,
+                             user: UserArg = None, ctx: Context | None = None) -> dict[str, Any]:
+        """Replace a memory's content with what the user says is right. Returns what changed."""
+        who = self._who(ctx)
+        tenant_id, user_id = self._scope(tenant, user)
+        full = await self._call(self.access.resolve, who, tenant_id, user_id, memory_id)
+        result = await self._call(self.access.correct, who, tenant_id, user_id, full, content)
         return result.model_dump()
 
-    async def memory_recall(self, question: QuestionArg, agent: AgentArg = "assistant", tenant: TenantArg = None,
-                            user: UserArg = None, session: SessionArg = None,
-                            ctx: Context | None = None) -> dict[str, Any]:
+    async def memory_pin(self, memory_id: MemoryIdArg, tenant: TenantArg = None, user: UserArg = None,
+                         ctx: Context | None = None) -> dict[str, Any]:
+        """Pin a memory: it never decays and is never evicted."""
+        return await self._pin(memory_id, tenant, user, ctx, True)
+
+    async def memory_unpin(self, memory_id: MemoryIdArg, tenant: TenantArg = None, user: UserArg = None,
+                           ctx: Context | None = None) -> dict[str, Any]:
+        """Unpin a memory: it decays again like any other."""
+        return await self._pin(memory_id, tenant, user, ctx, False)
+
+    async def _pin(self, memory_id: str, tenant: str | None, user: str | None, ctx: Context | None,
+                   pinned: bool) -> dict[str, Any]:
+        who = self._who(ctx)
+        tenant_id, user_id = self._scope(tenant, user)
+        full = await self._call(self.access.resolve, who, tenant_id, user_id, memory_id)
+        result = await self._call(self.access.pin, who, tenant_id, user_id, full, pinned)
+        return result.model_dump()
+
+    async def memory_delete(self, tenant: TenantArg = None, user: UserArg = None, memory_ids: MemoryIdsArg = [],  # noqa: B006
+                            topic: TopicArg = "", everything: EverythingArg = False, dry_run: DryRunArg = False,
+                            memory_id: DeprecatedIdArg = None, topic_text: DeprecatedTopicArg = "",
+                            session: DeprecatedSessionArg = None, ctx: Context | None = None) -> dict[str, Any]:
+        """Forget: memories by id, every memory about a topic, or everything about the user (then also
+        session summaries and recent messages). Returns how many memories were really deleted (dry_run: would
+        be, and nothing changes)."""
+        who = self._who(ctx)
+        tenant_id, user_id = self._scope(tenant, user)
+        given_ids = [*memory_ids, *([memory_id] if memory_id is not None else [])]
+        topic = topic or topic_text
+        if sum((bool(given_ids), bool(topic.strip()), everything)) != 1:
+            raise ToolError("invalid_request: give exactly one of memory_ids, topic or everything=true")
+        ids = [await self._call(self.access.resolve, who, tenant_id, user_id, m) for m in given_ids]
+        body = ForgetBody(tenant=tenant_id, user=user_id, memory_ids=ids, topic=topic, everything=everything,
+                          dry_run=dry_run)
+        result = await self._call(self.access.forget, who, body)
+        return result.model_dump()
+
+    async def memory_recall(self, question: QuestionArg, agent: AgentArg = DEFAULT_AGENT, tenant: TenantArg = None,
+                            user: UserArg = None, session: SessionArg = DEFAULT_SESSION,
+                            deadline_ms: DeadlineArg = None, ctx: Context | None = None) -> dict[str, Any]:
         """The memory context for answering `question`: global cards, long-term memories, the session summary
         and recent messages, ready for the system prompt. An empty `context` means: inject nothing. A new
         session still gets the user's long-term memory (`session_known` false); a new user gets an empty
         context (`user_known` false)."""
         tenant_id, user_id = self._scope(tenant, user)
-        query = RecallQuery(tenant=tenant_id, user=user_id, agent=agent, session=session or DEFAULT_SESSION,
-                            question=question)
+        query = RecallQuery(tenant=tenant_id, user=user_id, agent=agent, session=session, question=question,
+                            deadline_ms=deadline_ms)
         response = await self._call(self.access.recall, self._who(ctx), query)
         return response.model_dump(include={"recall_id", "context", "injected", "items", "recent", "degraded",
                                             "deadline_exceeded", "missed",
                                             "user_known", "session_known"})
+
+    async def memory_feedback(self, recall_id: RecallIdArg, rating: RatingArg, reason: ReasonArg = "",
+                              remark: RemarkArg = "", tenant: TenantArg = None, user: UserArg = None,
+                              ctx: Context | None = None) -> dict[str, Any]:
+        """Tell Engram whether a recall helped (good) or not (bad), by its recall_id."""
+        tenant_id, user_id = self._scope(tenant, user)
+        body = FeedbackRequest(tenant=tenant_id, user=user_id, recall_id=recall_id, rating=rating,  # type: ignore[arg-type]
+                               reason=reason, remark=remark)
+        result = await self._call(self.access.feedback, self._who(ctx), body)
+        return result.model_dump()
 
 
 def _memory(record: Any) -> dict[str, Any]:

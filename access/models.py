@@ -10,12 +10,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from engram.schemas.base import Identifier
 from engram.schemas.inputs import TurnInput
 from engram.schemas.memory import GlobalCard, MemoryRecord
 
+DEFAULT_TENANT = "default"
+"""The tenant of the local doors (Python, CLI) when none is given; the network doors require one."""
+DEFAULT_AGENT = "assistant"
+DEFAULT_SESSION = "default"
 MAX_QUESTION_CHARS = 4000
 MAX_TEXT_CHARS = 2000
 RATINGS = {"none": 0, "good": 1, "bad": 2}
@@ -61,8 +65,8 @@ class IngestResult(_Response):
 class RecallQuery(UserScope):
     """Ask for the memory context of the next LLM call."""
 
-    agent: Identifier
-    session: Identifier
+    agent: Identifier = DEFAULT_AGENT
+    session: Identifier = DEFAULT_SESSION
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
     message_id: str = Field(default="", max_length=128)
     memory_enabled: bool = True
@@ -177,19 +181,22 @@ class CorrectionBody(UserScope):
 
 
 class ForgetBody(UserScope):
-    """Exactly one of: memory ids, a topic text, or everything."""
+    """Exactly one of: memory ids, a topic, or everything. `topic_text` is the deprecated name of `topic`."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     memory_ids: list[str] = Field(default_factory=list, max_length=1000)
-    topic_text: str = Field(default="", max_length=500)
+    topic: str = Field(default="", max_length=500, validation_alias=AliasChoices("topic", "topic_text"),
+                       description="forget every memory about this topic (`topic_text` is accepted too, deprecated)")
     everything: bool = False
     dry_run: bool = False
     """Only show what would be forgotten (the same matching as the real forget); change nothing."""
 
     @model_validator(mode="after")
     def _exactly_one(self) -> ForgetBody:
-        given = sum((bool(self.memory_ids), bool(self.topic_text.strip()), self.everything))
+        given = sum((bool(self.memory_ids), bool(self.topic.strip()), self.everything))
         if given != 1:
-            raise ValueError("give exactly one of memory_ids, topic_text or everything=true")
+            raise ValueError("give exactly one of memory_ids, topic or everything=true")
         return self
 
 

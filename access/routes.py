@@ -18,7 +18,7 @@ from engram.schemas.memory import GlobalCard, MemoryRecord
 from .auth import Principal, host_is_loopback, is_loopback, token_from_headers
 from .cards import CardService
 from .guard import ARRIVED
-from .errors import Forbidden, NotFound, TooLarge
+from .errors import Forbidden, TooLarge, no_summary
 from .models import (
     CardAgents, CardCreate, CardUpdate, CardVersion, ControlResult, CorrectionBody, FeedbackRequest, FeedbackResult,
     ForgetBody, HealthInfo, IngestResult, LineageStep, MetricsInfo, RecallQuery, RecallResponse, SearchQuery,
@@ -130,7 +130,7 @@ def post_feedback(body: FeedbackRequest, who: Who, access: Access) -> FeedbackRe
 def get_summary(session: ItemId, tenant: Tenant, user: User, who: Who, access: Access) -> SummarySnapshotted:
     snapshot = access.summary(who, tenant, user, session)
     if snapshot is None:
-        raise NotFound(f"session {session!r} has no summary (too few messages, or forgotten)", "no_summary")
+        raise no_summary(session)
     return snapshot
 
 

@@ -2,11 +2,11 @@
 
 Every method takes the calling `Principal` first and checks the tenant before
 anything else, so no door can forget to. A new session or a new user is normal
-(SPEC §9): recall and search answer with `session_known` / `user_known` set to
-false (counted and logged), never an error, so the first message of a session
-gets the user's long-term memory. Reads of one named thing (a memory, a
-session's summary, a user's memory list) raise NotFound instead of answering
-empty. Commands are appended as events; what they did is read back from the
+: recall, search and the memory list answer with `session_known` / `user_known`
+set to false, or an empty list (counted and logged), never an error, so the
+first message of a session gets the user's long-term memory. Reads of one named
+thing (a memory, its lineage, a session's summary) and changes to one raise
+NotFound instead of answering empty. Commands are appended as events; what they did is read back from the
 MemoryChanged events they caused.
 """
 
@@ -35,7 +35,9 @@ from engram.schemas.memory import MemoryRecord
 
 from .auth import Principal
 from .backend import MemoryBackend
-from .errors import Conflict, NotFound, unknown_memory, unknown_session, unknown_user
+from .errors import (
+    MIN_ID_PREFIX, BadRequest, Conflict, NotFound, prefix_too_short, unknown_memory, unknown_session, unknown_user,
+)
 from .metrics import Metrics
 from .models import (
     ChatMessage, ControlResult, FeedbackRequest, FeedbackResult, ForgetBody, IngestResult, LineageStep,
@@ -46,6 +48,8 @@ log = logging.getLogger("engram.access")
 Clock = Callable[[], datetime]
 StatusFilter = Literal["active", "all"]
 ALL_STATUSES = ("active", "replaced", "retired", "archived")
+MAX_LIMIT = 100
+"""At most this many search results (every door)."""
 
 
 def utc_now() -> datetime:
@@ -183,7 +187,12 @@ class AccessService:
 
     # -- reads ---------------------------------------------------------------------------
     def memories(self, who: Principal, tenant: str, user: str, status: StatusFilter = "active") -> list[MemoryRecord]:
-        self.require_user(who, tenant, user)
+        """The user's memories; a new user has none (not an error, as in recall and search)."""
+        who.check_tenant(tenant)
+        user_known, _ = self.known(tenant, user, None)
+        if not user_known:
+            self.note_unknown("memories", tenant, user, None, False, False)
+            return []
         statuses = ALL_STATUSES if status == "all" else ("active",)
         return self.backend.read(lambda store: store.list_memories(tenant, user, statuses))
 
@@ -202,9 +211,13 @@ class AccessService:
         return [LineageStep.model_validate(step) for step in steps]
 
     def search(self, who: Principal, tenant: str, user: str, session: str | None, query: str,
-               limit: int) -> SearchResult:
+               limit: int = 10) -> SearchResult:
         """Hybrid search over the user's active memories. A new user or session is normal (see the flags)."""
         who.check_tenant(tenant)
+        if not query.strip():
+            raise BadRequest("the search query is empty", "invalid_request")
+        if not 1 <= limit <= MAX_LIMIT:
+            raise BadRequest(f"limit must be between 1 and {MAX_LIMIT}, got {limit}", "invalid_request")
         user_known, session_known = self.known(tenant, user, session)
         self.metrics.add("search.served")
         self.note_unknown("search", tenant, user, session, user_known, session_known)
@@ -219,6 +232,13 @@ class AccessService:
     def summary(self, who: Principal, tenant: str, user: str, session: str) -> SummarySnapshotted | None:
         self.require_session(who, tenant, user, session)
         return self.backend.read(lambda store: store.latest_summary(tenant, user, session))
+
+    def resolve(self, who: Principal, tenant: str, user: str, memory_id: str,
+                status: StatusFilter = "active") -> str:
+        """A full memory id from an id or a unique prefix of one (at least 4 characters), among the user's
+        active memories (or all of them); unknown_user / unknown_memory / ambiguous_id / prefix_too_short."""
+        self.require_user(who, tenant, user)
+        return resolve_id(memory_id, [r.memory_id for r in self.memories(who, tenant, user, status)])
 
     # -- user controls -------------------------------------------------------------------
     def correct(self, who: Principal, tenant: str, user: str, memory_id: str, content: str) -> ControlResult:
@@ -242,13 +262,13 @@ class AccessService:
         if body.dry_run:
             return self._forget_preview(body)
         return self._command(ForgetRequested, body.tenant, body.user, memory_ids=tuple(body.memory_ids),
-                             topic_text=body.topic_text, everything=body.everything)
+                             topic_text=body.topic, everything=body.everything)
 
     def _forget_preview(self, body: ForgetBody) -> ControlResult:
         """What the forget would erase, matched as consolidation will match it; nothing is written."""
         request = ForgetRequested(event_id="dry-run", occurred_at=self.clock(), tenant_id=body.tenant,
                                   user_id=body.user, memory_ids=tuple(body.memory_ids),
-                                  topic_text=body.topic_text, everything=body.everything)
+                                  topic_text=body.topic, everything=body.everything)
         memories = self.backend.read(lambda store: store.list_memories(body.tenant, body.user,
                                                                        ("active", "archived")))
         targets = select_forget_targets(memories, request, self.backend.embedder, self.backend.config)
@@ -262,6 +282,21 @@ class AccessService:
         changes = self.backend.submit([command])
         self.metrics.add(f"controls.{kind.model_fields['type'].default}")
         return control_result(changes)
+
+
+def resolve_id(given: str, known: Sequence[str]) -> str:
+    """`given` itself if known, else the one known id it starts; NotFound / BadRequest otherwise."""
+    if given in known:
+        return given
+    if len(given) < MIN_ID_PREFIX:
+        raise prefix_too_short(given)
+    matches = [k for k in known if k.startswith(given)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise BadRequest(f"memory id prefix {given!r} matches {len(matches)} memories: give more of it",
+                         "ambiguous_id")
+    raise unknown_memory(given)
 
 
 def _numbered(issue: IngestIssue) -> str:

@@ -1,44 +1,42 @@
 """The CLI commands that read memory or change it, through the runtime port (either runtime).
 
-`engram memories | recall | search | summary | history | correct | pin | unpin | forget` run the
-same use cases as the HTTP API (`engram.access.service`) as the local, trusted caller. Memory ids
-may be given as the short prefixes `engram memories` lists.
+`engram memories | memory | recall | search | summary | history | correct | pin | unpin | forget |
+feedback` run the same use cases as the HTTP API (`engram.access.service`) as the local, trusted
+caller, with the same argument names and defaults (docs/api.md); `--json` prints what the HTTP API
+answers. Memory ids may be given as the short prefixes `engram memories` lists.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from typing import Any
 
 import click
 import orjson
 
+from pydantic import ValidationError
+
 from engram.access.auth import LOCAL
-from engram.access.errors import AccessError
-from engram.access.models import ControlResult, ForgetBody
-from engram.access.service import AccessService
-from engram.memory import resolve_id
-from engram.recall.service import RecallRequest
+from engram.access.errors import AccessError, no_summary
+from engram.access.models import (
+    DEFAULT_AGENT, DEFAULT_SESSION, DEFAULT_TENANT, ControlResult, FeedbackRequest, ForgetBody, RecallQuery,
+)
+from engram.access.service import MAX_LIMIT, AccessService, StatusFilter, search_response
 from engram.runtime_port import MemoryRuntime, open_runtime
 
 from . import render
 
-Scope = [click.option("--tenant", required=True, help="Tenant id."), click.option("--user", required=True,
-                                                                                 help="User id.")]
+TENANT_OPTION = click.option("--tenant", default=DEFAULT_TENANT, show_default=True, help="Tenant id.")
+USER_OPTION = click.option("--user", required=True, help="User id.")
 
 
 def scoped(command: Any) -> Any:
-    for option in reversed(Scope):
-        command = option(command)
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(command)
+    """--tenant (default `default`, as in Python), --user and --json."""
+    command = USER_OPTION(command)
+    command = TENANT_OPTION(command)
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON (the HTTP API's response).")(command)
 
-
-
-CLI_RECALL_DEADLINE_MS = 10_000.0
-"""A one-shot command opens its store connections cold (Weaviate, Kafka), so the chat path's deadline
-(`recall.deadline_ms`, end to end for serving) would miss parts that are merely slow to connect."""
 
 @contextmanager
 def opened(ctx: click.Context, writes: bool = False) -> Iterator[AccessService]:
@@ -63,18 +61,24 @@ def runtime_for(ctx: click.Context, writes: bool = False) -> Iterator[MemoryRunt
     try:
         yield backend
     except AccessError as error:
-        raise click.ClickException(error.message) from None
+        raise click.ClickException(f"{error.message} ({error.code})") from None
+    except ValidationError as error:
+        raise click.ClickException(plain_errors(error)) from None
     finally:
         backend.close()
+
+
+def plain_errors(error: ValidationError) -> str:
+    """A validation error in one line: `question: String should have at least 1 character`."""
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in error.errors())
 
 
 def emit_json(value: object) -> None:
     click.echo(orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode())
 
 
-def _resolve(access: AccessService, tenant: str, user: str, memory_id: str, status: str = "active") -> str:
-    records = access.memories(LOCAL, tenant, user, "all" if status == "all" else "active")
-    return resolve_id(memory_id, [r.memory_id for r in records])
+def _resolve(access: AccessService, tenant: str, user: str, memory_id: str, status: StatusFilter = "active") -> str:
+    return access.resolve(LOCAL, tenant, user, memory_id, status)
 
 
 def _report(result: ControlResult, as_json: bool) -> None:
@@ -89,44 +93,63 @@ def _report(result: ControlResult, as_json: bool) -> None:
 
 @click.command()
 @scoped
-@click.option("--all", "include_all", is_flag=True, help="Include replaced and retired memories.")
+@click.option("--status", type=click.Choice(["active", "all"]), default="active", show_default=True,
+              help="all: also replaced, retired and archived memories.")
+@click.option("--all", "include_all", is_flag=True, help="The same as --status all.")
 @click.pass_context
-def memories(ctx: click.Context, tenant: str, user: str, as_json: bool, include_all: bool) -> None:
-    """The current memories of one user."""
+def memories(ctx: click.Context, tenant: str, user: str, as_json: bool, status: StatusFilter,
+             include_all: bool) -> None:
+    """The memories of one user (a new user has none)."""
     with opened(ctx) as access:
-        records = access.memories(LOCAL, tenant, user, "all" if include_all else "active")
+        records = access.memories(LOCAL, tenant, user, "all" if include_all else status)
+        known = bool(records) or access.known(tenant, user, None)[0]
     if as_json:
         emit_json([render.memory_dict(r) for r in records])
+    elif not known:
+        click.echo(f"(no memories: nothing is recorded for user {user!r} in tenant {tenant!r})")
     else:
         click.echo(render.memory_table(records))
 
 
 @click.command()
 @scoped
-@click.option("--agent", required=True, help="Agent id.")
-@click.option("--session", required=True, help="Session id (a new session gets long-term memory only).")
-@click.option("--deadline-ms", type=float, default=None,
-              help=f"Time limit in ms (default {CLI_RECALL_DEADLINE_MS:.0f}, or the configured one if longer).")
+@click.argument("memory_id")
+@click.pass_context
+def memory(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id: str) -> None:
+    """One memory, by id or a unique prefix (in whatever status)."""
+    with opened(ctx) as access:
+        record = access.memory(LOCAL, tenant, user, _resolve(access, tenant, user, memory_id, "all"))
+    if as_json:
+        emit_json(render.memory_dict(record))
+    else:
+        click.echo(render.memory_table([record]))
+
+
+@click.command()
+@scoped
+@click.option("--agent", default=DEFAULT_AGENT, show_default=True, help="Agent id.")
+@click.option("--session", default=DEFAULT_SESSION, show_default=True,
+              help="Session id (a new session gets long-term memory only).")
+@click.option("--deadline-ms", type=click.FloatRange(min=0, min_open=True, max=10_000), default=None,
+              help="Time limit in ms (default: the configured recall.deadline_ms, 300).")
 @click.argument("question")
 @click.pass_context
 def recall(ctx: click.Context, tenant: str, user: str, agent: str, session: str, as_json: bool,
            deadline_ms: float | None, question: str) -> None:
     """Assemble the memory context for a question."""
     with opened(ctx) as access:
-        request = RecallRequest(tenant, user, agent, session, question, datetime.now(timezone.utc))
-        limit = deadline_ms or max(CLI_RECALL_DEADLINE_MS, access.backend.config.recall.deadline_ms)
-        result = access.backend.recall(request, limit)
-    if result is None:
-        raise click.ClickException("recall failed or ran out of time (see the log); nothing to inject")
+        query = RecallQuery(tenant=tenant, user=user, agent=agent, session=session, question=question,
+                            deadline_ms=deadline_ms)
+        response = access.recall(LOCAL, query)
     if as_json:
-        emit_json(render.recall_dict(result))
+        emit_json(response.model_dump(mode="json"))
     else:
-        click.echo(render.recall_text(result))
+        click.echo(render.recall_response_text(response))
 
 
 @click.command()
 @scoped
-@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 100))
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, MAX_LIMIT))
 @click.argument("query")
 @click.pass_context
 def search(ctx: click.Context, tenant: str, user: str, as_json: bool, limit: int, query: str) -> None:
@@ -134,8 +157,7 @@ def search(ctx: click.Context, tenant: str, user: str, as_json: bool, limit: int
     with opened(ctx) as access:
         found = access.search(LOCAL, tenant, user, None, query, limit)
     if as_json:
-        emit_json([{**render.memory_dict(h.record), "score": round(h.vector_score + h.keyword_score, 4)}
-                   for h in found.hits])
+        emit_json(search_response(found).model_dump(mode="json"))
     elif not found.user_known:
         click.echo("(new user: nothing is recorded for this user yet)")
     else:
@@ -143,7 +165,7 @@ def search(ctx: click.Context, tenant: str, user: str, as_json: bool, limit: int
 
 
 @click.command()
-@click.option("--tenant", required=True, help="Tenant id.")
+@TENANT_OPTION
 @click.option("--session", required=True, help="Session id.")
 @click.option("--user", default=None, help="Needed only if several users share the session id.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -158,7 +180,7 @@ def summary(ctx: click.Context, tenant: str, session: str, user: str | None, as_
             raise click.ClickException(f"session {session!r} has several users ({', '.join(users)}): pass --user")
         snapshot = access.summary(LOCAL, tenant, users[0], session)
     if snapshot is None:
-        raise click.ClickException(f"session {session!r} has no summary yet (too few messages so far)")
+        raise click.ClickException(no_summary(session).message)
     if as_json:
         emit_json(snapshot.model_dump(mode="json"))
     else:
@@ -172,15 +194,11 @@ def summary(ctx: click.Context, tenant: str, session: str, user: str | None, as_
 def history(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id: str) -> None:
     """How one memory came to be: its changes back to the L0 turns (an id or a unique prefix)."""
     with opened(ctx) as access:
-        access.require_user(LOCAL, tenant, user)
-        full = _resolve(access, tenant, user, memory_id, "all")
-        steps = access.backend.lineage(tenant, user, full)
-    if not steps:
-        raise click.ClickException(f"no memory {memory_id!r} for tenant {tenant!r}, user {user!r}")
+        steps = access.lineage(LOCAL, tenant, user, _resolve(access, tenant, user, memory_id, "all"))
     if as_json:
-        emit_json(steps)
+        emit_json([step.model_dump(mode="json") for step in steps])
     else:
-        click.echo(render.lineage_text(steps))
+        click.echo(render.lineage_text([step.model_dump(mode="json") for step in steps]))
 
 
 @click.command()
@@ -217,22 +235,47 @@ def unpin(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id: 
 @click.command()
 @scoped
 @click.argument("memory_ids", nargs=-1)
-@click.option("--topic", default="", help="Forget every memory about this topic text.")
+@click.option("--topic", default="", help="Forget every memory about this topic.")
 @click.option("--everything", is_flag=True, help="Forget everything about the user (also summaries and recent "
               "messages).")
+@click.option("--dry-run", is_flag=True, help="Only show what would be forgotten; change nothing.")
 @click.pass_context
 def forget(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_ids: tuple[str, ...], topic: str,
-           everything: bool) -> None:
+           everything: bool, dry_run: bool) -> None:
     """Forget memories: by id (or prefix), by --topic, or --everything."""
     if sum((bool(memory_ids), bool(topic.strip()), everything)) != 1:
         raise click.UsageError("give memory ids, or --topic TEXT, or --everything (exactly one of them)")
-    with opened(ctx, writes=True) as access:
+    with opened(ctx, writes=not dry_run) as access:
         ids = [_resolve(access, tenant, user, m) for m in memory_ids]
-        body = ForgetBody(tenant=tenant, user=user, memory_ids=ids, topic_text=topic, everything=everything)
+        body = ForgetBody(tenant=tenant, user=user, memory_ids=ids, topic=topic, everything=everything,
+                          dry_run=dry_run)
         _report(access.forget(LOCAL, body), as_json)
 
 
-COMMANDS = (memories, recall, search, summary, history, correct, pin, unpin, forget)
+@click.command()
+@TENANT_OPTION
+@USER_OPTION
+@click.argument("recall_id")
+@click.argument("rating", type=click.Choice(["0", "1", "2", "none", "good", "bad"]))
+@click.option("--reason", default="", help="A short reason (at most 500 characters).")
+@click.option("--remark", default="", help="A free remark.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (the HTTP API's response).")
+@click.pass_context
+def feedback(ctx: click.Context, tenant: str, user: str, recall_id: str, rating: str, reason: str, remark: str,
+             as_json: bool) -> None:
+    """A good/bad verdict on one recall (its recall_id, from `engram recall --json`)."""
+    with opened(ctx) as access:
+        body = FeedbackRequest.model_validate({"tenant": tenant, "user": user, "recall_id": recall_id,
+                                               "rating": int(rating) if rating.isdigit() else rating,
+                                               "reason": reason, "remark": remark})
+        result = access.feedback(LOCAL, body)
+    if as_json:
+        emit_json(result.model_dump(mode="json"))
+    else:
+        click.echo(f"feedback {result.feedback_id} recorded: rating {result.rating} on recall {result.recall_id}")
+
+
+COMMANDS = (memories, memory, recall, search, summary, history, correct, pin, unpin, forget, feedback)
 
 
 def register(group: click.Group) -> None:
@@ -240,4 +283,5 @@ def register(group: click.Group) -> None:
         group.add_command(command)
 
 
-__all__ = ["correct", "forget", "history", "memories", "pin", "recall", "register", "search", "summary", "unpin"]
+__all__ = ["correct", "feedback", "forget", "history", "memories", "memory", "pin", "recall", "register", "search",
+           "summary", "unpin"]

@@ -13,6 +13,7 @@ from engram.schemas.events import SummarySnapshotted
 from engram.schemas.memory import MemoryRecord
 
 if TYPE_CHECKING:
+    from engram.access.models import RecallResponse
     from engram.recall.service import RecallResult
 
     from .ingest_file import FileIngestResult
@@ -52,10 +53,6 @@ def _not_taken(result: "FileIngestResult") -> str:
     return ", ".join(parts)
 
 
-ITEM_ID_NAMES = {"memory": "memory_id", "persona": "memory_id", "global": "card_id", "summary": "summary_id"}
-"""A recalled item's id under its long name, by kind (as in the HTTP API's recall items)."""
-
-
 def memory_dict(record: MemoryRecord) -> dict[str, Any]:
     """A memory for `--json`. `id` is the deprecated name of `memory_id`, kept for scripts of the first release."""
     return {
@@ -80,29 +77,19 @@ def memory_table(records: list[MemoryRecord]) -> str:
     return "\n".join(lines)
 
 
-def recall_dict(result: "RecallResult") -> dict[str, Any]:
-    return {
-        "context": result.memory_section,
-        "sections": {
-            kind: [
-                {"item_id": i.item_id, ITEM_ID_NAMES[i.kind]: i.item_id, "id": i.item_id, "kind": i.kind,
-                 "text": i.text, "score": round(i.score, 4), "tokens": i.tokens,
-                 "source_message_ids": list(i.source_message_ids), "conflict": i.conflict_note or None,
-                 **i.details}
-                for i in result.items if i.kind in kinds
-            ]
-            for kind, kinds in (("global", ("global",)), ("long_term", ("persona", "memory")),
-                                ("summary", ("summary",)))
-        },
-        "recent": result.recent,
-        "messages": result.messages(),
-        "latency_ms": {"retrieval": round(result.retrieval_ms, 3), "build": round(result.build_ms, 3)},
-        "deadline_exceeded": result.deadline_exceeded,
-        "missed": list(result.missed),
-        "recall_id": result.observation.recall_id,
-        "user_known": result.user_known,
-        "session_known": result.session_known,
-    }
+def recall_response_text(response: "RecallResponse") -> str:
+    """The context and one line of facts about it (as the HTTP API answers, without the JSON)."""
+    body = response.context or "(nothing recalled: no memory is injected)"
+    facts = f"[{response.retrieval_ms + response.build_ms:.1f} ms, {len(response.items)} items, " \
+            f"{len(response.recent)} recent messages, recall_id {response.recall_id}]"
+    if response.degraded:
+        facts += "\n(degraded: " + (f"without {', '.join(response.missed)}" if response.missed
+                                     else "recall failed or ran out of time") + ")"
+    if not response.user_known:
+        facts += "\n(new user: nothing is recorded for this user yet)"
+    elif not response.session_known:
+        facts += "\n(new session: long-term memory only, no summary or recent messages yet)"
+    return f"{body}\n\n{facts}"
 
 
 def recall_text(result: "RecallResult") -> str:

@@ -7,10 +7,11 @@
     # -> [Remembered(memory_id='…', memory='User prefers green tea', event='created', previous=None)]
     m.recall(user="ana", question="What should I drink?").context   # the memory block for your system prompt
     m.memories(user="ana")                            # what is remembered (MemoryRecord list)
-    m.forget(user="ana", memory_id="…")               # or topic="tea", or everything=True
+    m.forget("ana", "3f2c")                           # ids or unique prefixes; or topic="tea", or everything=True
 
 Tenant, agent and session have defaults (`default`, `assistant`, `default`);
-pass them per call or to the constructor. It runs the same use cases as the
+pass them per call or to the constructor. Names, defaults and errors are those
+of every other door (docs/api.md). It runs the same use cases as the
 HTTP API and MCP server (`engram.access.service`) over the same runtime port
 (`engram.runtime_port`), as the local, trusted caller.
 """
@@ -26,10 +27,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from engram.access.auth import LOCAL
-from engram.access.errors import BadRequest, NotFound
-from engram.access.models import ForgetBody, LineageStep, RecallQuery, RecallResponse, SearchMatch
-from engram.access.service import AccessService, search_response
+from engram.access.errors import BadRequest, no_summary
+from engram.access.models import (
+    FeedbackRequest, FeedbackResult, ForgetBody, LineageStep, RecallQuery, RecallResponse, SearchMatch,
+)
+from engram.access.service import AccessService, resolve_id, search_response
 from engram.runtime_port import MemoryRuntime, open_runtime
+from engram.schemas.events import SummarySnapshotted
 from engram.schemas.inputs import TurnInput
 from engram.schemas.memory import MemoryRecord
 
@@ -102,23 +106,30 @@ class Memory:
         """The memory context for the next LLM call: `.context` (empty: inject nothing), `.messages`, `.items`.
 
         A new session gets the user's long-term memory (`session_known` false); a new user an empty context.
+        `deadline_ms` defaults to the configured recall deadline (`recall.deadline_ms`, 300 ms).
         """
         query = RecallQuery(tenant=tenant or self.tenant, user=user, agent=agent or self.agent,
                             session=session or self.session, question=question, system_prompt=system_prompt,
                             token_budget=token_budget, deadline_ms=deadline_ms)
         return self.access.recall(LOCAL, query)
 
-    def memories(self, user: str, *, tenant: str | None = None, include_all: bool = False) -> list[MemoryRecord]:
-        """What is remembered about the user (active memories; `include_all` adds replaced and retired ones)."""
-        try:
-            return self.access.memories(LOCAL, tenant or self.tenant, user, "all" if include_all else "active")
-        except NotFound as missing:
-            if missing.code == "unknown_user":
-                return []
-            raise
+    def memories(self, user: str, *, status: Literal["active", "all"] = "active", tenant: str | None = None,
+                 include_all: bool | None = None) -> list[MemoryRecord]:
+        """What is remembered about the user: active memories, or with `status="all"` also replaced,
+        retired and archived ones. A new user has none (`[]`). `include_all=True` is the deprecated
+        spelling of `status="all"`."""
+        if include_all is not None:
+            _deprecated("include_all", 'status="all"')
+            status = "all" if include_all else "active"
+        return self.access.memories(LOCAL, tenant or self.tenant, user, status)
+
+    def read(self, user: str, memory_id: str, *, tenant: str | None = None) -> MemoryRecord:
+        """One memory by id (or a unique id prefix), in whatever status; NotFound if the user has none such."""
+        t = tenant or self.tenant
+        return self.access.memory(LOCAL, t, user, self.resolve(user, memory_id, tenant=t, status="all"))
 
     def search(self, user: str, query: str, *, limit: int = 10, tenant: str | None = None) -> list[SearchMatch]:
-        """The user's memories matching `query` by meaning and keywords, best first."""
+        """The user's memories matching `query` by meaning and keywords, best first (`limit` 1-100)."""
         found = self.access.search(LOCAL, tenant or self.tenant, user, None, query, limit)
         return search_response(found).results
 
@@ -127,36 +138,71 @@ class Memory:
         t = tenant or self.tenant
         return self.access.lineage(LOCAL, t, user, self.resolve(user, memory_id, tenant=t, status="all"))
 
-    # -- user controls ---------------------------------------------------------------------
-    def forget(self, user: str, memory_id: str | None = None, *, topic: str = "", everything: bool = False,
-               tenant: str | None = None) -> list[Remembered]:
-        """Forget one memory (id or unique id prefix), every memory about a topic, or everything."""
+    def summary(self, user: str, session: str, *, tenant: str | None = None) -> SummarySnapshotted:
+        """The latest summary of one of the user's sessions; NotFound while it has none."""
         t = tenant or self.tenant
-        if sum((memory_id is not None, bool(topic.strip()), everything)) != 1:
-            raise BadRequest("give exactly one of memory_id, topic or everything=True")
-        ids = [self.resolve(user, memory_id, tenant=t)] if memory_id is not None else []
-        result = self.access.forget(LOCAL, ForgetBody(tenant=t, user=user, memory_ids=ids, topic_text=topic,
-                                                      everything=everything))
+        snapshot = self.access.summary(LOCAL, t, user, session)
+        if snapshot is None:
+            raise no_summary(session)
+        return snapshot
+
+    def feedback(self, user: str, recall_id: str, rating: int | str, *, reason: str = "", remark: str = "",
+                 tenant: str | None = None) -> FeedbackResult:
+        """A verdict on one recall (its `recall_id`): 0/"none", 1/"good" or 2/"bad"."""
+        body = FeedbackRequest(tenant=tenant or self.tenant, user=user, recall_id=recall_id,
+                               rating=rating, reason=reason, remark=remark)  # type: ignore[arg-type]
+        return self.access.feedback(LOCAL, body)
+
+    # -- user controls ---------------------------------------------------------------------
+    def forget(self, user: str, *memory_ids: str, topic: str = "", everything: bool = False, dry_run: bool = False,
+               tenant: str | None = None, memory_id: str | None = None) -> list[Remembered]:
+        """Forget memories by id (or unique id prefix), every memory about a `topic`, or `everything`.
+
+        `dry_run` returns what would be forgotten and changes nothing. `memory_id=` is the deprecated
+        keyword for one id (pass the ids positionally).
+        """
+        t = tenant or self.tenant
+        if memory_id is not None:
+            _deprecated("memory_id", "the ids as positional arguments")
+            memory_ids = (*memory_ids, memory_id)
+        if sum((bool(memory_ids), bool(topic.strip()), everything)) != 1:
+            raise BadRequest("give exactly one of: memory ids, topic or everything=True")
+        ids = [self.resolve(user, m, tenant=t) for m in memory_ids]
+        result = self.access.forget(LOCAL, ForgetBody(tenant=t, user=user, memory_ids=ids, topic=topic,
+                                                      everything=everything, dry_run=dry_run))
         return [Remembered(c.memory_id, c.before or c.after or "", c.change, None) for c in result.changes]
 
-    def correct(self, user: str, memory_id: str, text: str, *, tenant: str | None = None) -> list[Remembered]:
-        """Replace a memory's content with what the user says is right."""
+    def correct(self, user: str, memory_id: str, content: str | None = None, *, tenant: str | None = None,
+                text: str | None = None) -> list[Remembered]:
+        """Replace a memory's content with what the user says is right (`text=` is the deprecated keyword)."""
+        if text is not None:
+            _deprecated("text", "content")
+            content = text if content is None else content
+        if content is None:
+            raise BadRequest("give the corrected content")
         t = tenant or self.tenant
-        result = self.access.correct(LOCAL, t, user, self.resolve(user, memory_id, tenant=t), text)
+        result = self.access.correct(LOCAL, t, user, self.resolve(user, memory_id, tenant=t), content)
         return [Remembered(c.memory_id, c.after or "", c.change, c.before) for c in result.changes]
 
-    def pin(self, user: str, memory_id: str, pinned: bool = True, *, tenant: str | None = None) -> list[Remembered]:
-        """Pin a memory (never decays) or unpin it."""
+    def pin(self, user: str, memory_id: str, pinned: bool | None = None, *,
+            tenant: str | None = None) -> list[Remembered]:
+        """Pin a memory: it never decays. (`pinned=False` is the deprecated spelling of `unpin`.)"""
+        if pinned is not None:
+            _deprecated("pinned", "unpin()")
         t = tenant or self.tenant
-        result = self.access.pin(LOCAL, t, user, self.resolve(user, memory_id, tenant=t), pinned)
+        result = self.access.pin(LOCAL, t, user, self.resolve(user, memory_id, tenant=t), pinned is not False)
+        return [Remembered(c.memory_id, c.after or "", c.change, None) for c in result.changes]
+
+    def unpin(self, user: str, memory_id: str, *, tenant: str | None = None) -> list[Remembered]:
+        """Unpin a memory: it decays again like any other."""
+        t = tenant or self.tenant
+        result = self.access.pin(LOCAL, t, user, self.resolve(user, memory_id, tenant=t), False)
         return [Remembered(c.memory_id, c.after or "", c.change, None) for c in result.changes]
 
     def resolve(self, user: str, memory_id: str, *, tenant: str | None = None,
                 status: Literal["active", "all"] = "active") -> str:
         """A full memory id from an id or a unique prefix of one (as the CLI lists them)."""
-        t = tenant or self.tenant
-        records = self.memories(user, tenant=t, include_all=status == "all")
-        return resolve_id(memory_id, [r.memory_id for r in records])
+        return self.access.resolve(LOCAL, tenant or self.tenant, user, memory_id, status)
 
     def close(self) -> None:
         self.runtime.close()
@@ -168,17 +214,9 @@ class Memory:
         self.close()
 
 
-def resolve_id(given: str, known: Sequence[str]) -> str:
-    """`given` itself if known, else the one known id it starts; NotFound / BadRequest otherwise."""
-    if given in known:
-        return given
-    matches = [k for k in known if k.startswith(given)] if len(given) >= 4 else []
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        raise BadRequest(f"memory id prefix {given!r} matches {len(matches)} memories: give more of it",
-                         "ambiguous_id")
-    raise NotFound(f"no active memory {given!r} for this user", "unknown_memory")
+def _deprecated(name: str, instead: str) -> None:
+    warnings.warn(f"the argument {name!r} is deprecated: use {instead}", DeprecationWarning, stacklevel=3)
 
 
 __all__ = ["Memory", "Remembered", "resolve_id"]
+

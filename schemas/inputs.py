@@ -41,8 +41,8 @@ class TurnInput(BaseModel):
 
     tenant: Identifier = Field(validation_alias=AliasChoices("tenant", "tenant_id"))
     user: Identifier = Field(validation_alias=AliasChoices("user", "user_id"))
-    agent: Identifier = Field(validation_alias=AliasChoices("agent", "agent_id"))
-    session: Identifier = Field(validation_alias=AliasChoices("session", "session_id"))
+    agent: Identifier = Field(default="assistant", validation_alias=AliasChoices("agent", "agent_id"))
+    session: Identifier = Field(default="default", validation_alias=AliasChoices("session", "session_id"))
     message_id: Identifier
     role: Role
     content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)

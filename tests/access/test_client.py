@@ -59,8 +59,9 @@ def test_the_sync_client_covers_ingest_recall_feedback_controls_and_cards(deploy
 def test_the_sync_client_raises_typed_errors_and_safe_recall_never_does(deployment: Deployment) -> None:
     d = deployment
     with EngramClient(d.url, api_key=d.key_a) as engram:
+        assert engram.memories(d.tenant_a, new_id("user")) == []  # a new user has no memories: not an error
         with pytest.raises(EngramNotFound) as missing:
-            engram.memories(d.tenant_a, new_id("user"))
+            engram.memory(d.tenant_a, new_id("user"), "m1")
         assert missing.value.code == "unknown_user" and missing.value.status == 404
         with pytest.raises(EngramAuthError) as foreign:
             engram.memories(d.tenant_b, "u")

@@ -146,8 +146,10 @@ def test_reads_of_one_named_thing_say_it_does_not_exist(deployment: Deployment) 
     d = deployment
     user = _user_with_facts(d)
     stranger = new_id("user")
-    missing = d.as_a().get("/v1/memories", params={"tenant": d.tenant_a, "user": stranger})
+    missing = d.as_a().get("/v1/memories/m1", params={"tenant": d.tenant_a, "user": stranger})
     assert "unknown tenant or user" in _error(missing, 404, "unknown_user")
+    listed = d.as_a().get("/v1/memories", params={"tenant": d.tenant_a, "user": stranger})
+    assert listed.status_code == 200 and listed.json() == []  # a new user has no memories, as in recall
     summary = d.as_a().get("/v1/sessions/nope/summary", params={"tenant": d.tenant_a, "user": user})
     _error(summary, 404, "unknown_session")
     _error(d.as_a().get("/v1/memories/nope", params={"tenant": d.tenant_a, "user": user}), 404, "unknown_memory")

@@ -79,7 +79,8 @@ def test_every_tool_works_over_streamable_http(deployment: Deployment) -> None:
 
     async def body(session: ClientSession) -> None:
         tools = {t.name for t in (await session.list_tools()).tools}
-        assert tools == {"memory_write", "memory_read", "memory_search", "memory_delete", "memory_recall"}
+        assert tools == {"memory_write", "memory_read", "memory_search", "memory_delete", "memory_recall",
+                         "memory_history", "memory_correct", "memory_pin", "memory_unpin", "memory_feedback"}
         written = await call(session, "memory_write", **ids, agent="assistant", content="I prefer green tea")
         assert written["stored"] and written["memories_changed"] == 1
         again = await call(session, "memory_write", **ids, agent="assistant", content="I prefer green tea",
@@ -94,7 +95,21 @@ def test_every_tool_works_over_streamable_http(deployment: Deployment) -> None:
         assert one["memory"]["content"] == "User prefers green tea"
         recalled = await call(session, "memory_recall", **ids, agent="assistant", question="Which tea do I like?")
         assert recalled["injected"] and "User prefers green tea" in recalled["context"]
-        deleted = await call(session, "memory_delete", **ids, topic_text="tea")
+        rated = await call(session, "memory_feedback", tenant=ids["tenant"], user=ids["user"],
+                           recall_id=recalled["recall_id"], rating="good")
+        assert rated["rating"] == 1
+        scope = {"tenant": ids["tenant"], "user": ids["user"]}
+        tea = found["results"][0]["memory_id"]
+        assert (await call(session, "memory_pin", **scope, memory_id=tea[:8]))["changes"][0]["change"] == "pinned"
+        assert (await call(session, "memory_unpin", **scope, memory_id=tea))["affected"] == 1
+        corrected = await call(session, "memory_correct", **scope, memory_id=tea, content="User prefers jasmine tea")
+        assert corrected["changes"][0]["after"] == "User prefers jasmine tea"
+        history = await call(session, "memory_history", **scope, memory_id=tea[:8])
+        assert history["memory_id"] == tea and [s["change"] for s in history["steps"]][0] == "created"
+        assert "prefix_too_short" in await fails(session, "memory_history", **scope, memory_id=tea[:3])
+        preview = await call(session, "memory_delete", **scope, topic="tea", dry_run=True)
+        assert (preview["affected"], preview["dry_run"]) == (1, True)
+        deleted = await call(session, "memory_delete", **ids, topic_text="tea")  # the deprecated name still works
         assert deleted["affected"] == 1
         everything = await call(session, "memory_delete", **ids, everything=True)
         assert everything["affected"] == 1
@@ -147,8 +162,8 @@ def test_ids_are_validated_the_same_on_write_and_read(deployment: Deployment) ->
                                                                      user="u1")
         wrong = await fails(session, "memory_search", tenant=d.tenant_a, user="u1", query="tea", limit="many")
         assert "memory_search: 'limit' must be an integer" in wrong and "validation error" not in wrong
-        assert "'limit' must be at most 50" in await fails(session, "memory_search", tenant=d.tenant_a, user="u1",
-                                                          query="tea", limit=500)
+        assert "'limit' must be at most 100" in await fails(session, "memory_search", tenant=d.tenant_a, user="u1",
+                                                           query="tea", limit=500)
         assert "'role' must be one of" in await fails(session, "memory_write", tenant=d.tenant_a, user="u1",
                                                      content="hi", role="robot")
 
@@ -167,7 +182,7 @@ def test_a_tenant_api_key_works_as_mcp_bearer_token_but_only_for_its_tenant(depl
 
     _over_http(d, d.key_a, body)
     scope = {"tenant": d.tenant_b, "user": ids["user"]}
-    assert d.as_b().get("/v1/memories", params=scope).status_code == 404, "nothing reached tenant B"
+    assert d.as_b().get("/v1/memories", params=scope).json() == [], "nothing reached tenant B"
 
 
 def test_the_mcp_endpoint_needs_the_bearer_token_and_limits_request_size(deployment: Deployment) -> None:
@@ -294,6 +309,9 @@ def test_a_pinned_tenant_and_user_need_no_ids_and_refuse_others(tmp_path: Path) 
             assert (await call(session, "memory_write", content="I prefer green tea"))["stored"]
             recalled = await call(session, "memory_recall", question="Which tea do I like?", session="new")
             assert "User prefers green tea" in recalled["context"] and recalled["session_known"] is False
+            for tool in (await session.list_tools()).tools:
+                schema = getattr(tool, "input_schema", None) or getattr(tool, "inputSchema")  # mcp 2.x / 1.x
+                assert not {"tenant", "user"} & set(schema["properties"]), tool.name  # pinned: not asked for
             other = await fails(session, "memory_read", user="bob")
             assert "serves user 'ana' only" in other
             foreign = await fails(session, "memory_read", tenant="work")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from engram.access.models import RecallResponse
 from engram.cli.main import cli
 
 MEMORY_FIELDS = {"memory_id", "type", "slot", "content", "confidence", "importance", "source_count", "status",
@@ -79,22 +80,27 @@ def test_memories_json_has_the_documented_fields(run, turns_file: Path) -> None:
     assert len(occupation) == 1 and occupation[0]["source_message_ids"] == ["m4"]
 
 
-def test_unknown_user_is_an_error_not_an_empty_list(run, turns_file: Path) -> None:
+def test_unknown_user_has_no_memories_and_is_told_so(run, turns_file: Path) -> None:
     run("ingest", str(turns_file))
     result = run("memories", "--tenant", "t1", "--user", "nobody")
-    assert result.exit_code != 0 and "unknown tenant or user" in result.output
+    assert result.exit_code == 0 and "nothing is recorded for user 'nobody' in tenant 't1'" in result.output
+    assert json.loads(run("memories", "--tenant", "t1", "--user", "nobody", "--json").output) == []
+    named = run("history", "--tenant", "t1", "--user", "nobody", "abcd")
+    assert named.exit_code == 1 and "unknown_user" in named.output
 
 
-def test_recall_json_gives_sections_scores_provenance_and_latency(run, turns_file: Path) -> None:
+def test_recall_json_is_the_http_answer(run, turns_file: Path) -> None:
     run("ingest", str(turns_file))
     result = run("recall", "--tenant", "t1", "--user", "u1", "--agent", "a1", "--session", "s1", "--json",
                  "我喜欢什么编程语言")
     assert result.exit_code == 0, result.output
     body = json.loads(result.output)
-    long_term = body["sections"]["long_term"]
+    assert set(body) == set(RecallResponse.model_fields)
+    long_term = [item for item in body["items"] if item["kind"] in ("memory", "persona")]
     assert any("Java" in item["text"] for item in long_term)
-    assert all({"score", "source_message_ids"} <= set(item) for item in long_term)
-    assert body["latency_ms"]["retrieval"] >= 0 and "仅供参考" in body["context"]
+    assert all({"score", "source_message_ids", "memory_id"} <= set(item) for item in long_term)
+    assert body["retrieval_ms"] >= 0 and "仅供参考" in body["context"]
+    assert body["degraded"] is False and body["missed"] == []
 
 
 def test_summary_history_and_replay(run, tmp_path: Path) -> None:
@@ -135,7 +141,7 @@ def test_recall_in_a_new_session_or_for_a_new_user_is_normal(run, turns_file: Pa
     assert fresh.exit_code == 0, fresh.output
     body = json.loads(fresh.output)
     assert (body["user_known"], body["session_known"], body["recent"]) == (True, False, [])
-    assert any("Java" in item["text"] for item in body["sections"]["long_term"])
+    assert any("Java" in item["text"] for item in body["items"] if item["kind"] == "memory")
     nobody = run("recall", "--tenant", "t1", "--user", "nobody", "--agent", "a1", "--session", "s1", "hello")
     assert nobody.exit_code == 0 and "new user" in nobody.output and "nothing recalled" in nobody.output
 
@@ -146,9 +152,12 @@ def test_search_correct_pin_unpin_and_forget_take_the_short_ids_the_list_shows(r
                                 _line("m3", "I work as a nurse in Lisbon")]) + "\n", encoding="utf-8")
     run("ingest", str(turns))
     found = json.loads(run("search", "--tenant", "t1", "--user", "u1", "--json", "tea").output)
-    tea = found[0]["memory_id"]
-    assert found[0]["content"] == "User prefers green tea in the morning"
+    tea = found["results"][0]["memory"]["memory_id"]
+    assert found["results"][0]["memory"]["content"] == "User prefers green tea in the morning"
+    assert found["user_known"] is True  # the HTTP API's search answer
     short = tea[:8]
+    assert "prefix_too_short" in run("memory", "--tenant", "t1", "--user", "u1", tea[:3]).output
+    assert json.loads(run("memory", "--tenant", "t1", "--user", "u1", "--json", short).output)["memory_id"] == tea
     corrected = run("correct", "--tenant", "t1", "--user", "u1", short, "User prefers jasmine tea")
     assert corrected.exit_code == 0 and "1 memory changed" in corrected.output and "jasmine" in corrected.output
     assert "pinned" in run("pin", "--tenant", "t1", "--user", "u1", short).output
@@ -160,6 +169,9 @@ def test_search_correct_pin_unpin_and_forget_take_the_short_ids_the_list_shows(r
     again = run("forget", "--tenant", "t1", "--user", "u1", short)
     assert again.exit_code != 0 and "no active memory" in again.output
     assert run("forget", "--tenant", "t1", "--user", "u1").exit_code == 2
+    preview = json.loads(run("forget", "--tenant", "t1", "--user", "u1", "--everything", "--dry-run", "--json").output)
+    assert (preview["affected"], preview["dry_run"]) == (2, True)
+    assert "unknown_user" in run("forget", "--user", "u1", "--everything").output  # tenant `default` by default
     everything = run("forget", "--tenant", "t1", "--user", "u1", "--everything")
     assert "2 memories changed" in everything.output
 
@@ -218,5 +230,5 @@ def test_the_json_names_ids_as_every_other_surface(run, tmp_path: Path) -> None:
     assert memory["memory_id"] and memory["id"] == memory["memory_id"]  # `id`: deprecated alias
     recall = json.loads(run("recall", "--tenant", "t1", "--user", "u1", "--agent", "a1", "--session", "s2",
                             "--json", "Where do I live?").output)
-    item = recall["sections"]["long_term"][0]
+    item = next(i for i in recall["items"] if i["kind"] == "memory")
     assert item["item_id"] == item["memory_id"] == memory["memory_id"] == item["id"]
