@@ -18,13 +18,14 @@ HTTP API and MCP server (`engram.access.service`) over the same runtime port
 
 from __future__ import annotations
 
+import functools
 import os
 import uuid
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from engram.access.auth import LOCAL
 from engram.access.errors import BadRequest, no_summary
@@ -38,7 +39,30 @@ from engram.schemas.inputs import TurnInput
 from engram.schemas.memory import MemoryRecord
 
 Message = str | Mapping[str, Any]
+F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_DATA = Path.home() / ".engram"
+
+
+Convert = Callable[[tuple[Any, ...], dict[str, Any], Any], tuple[tuple[Any, ...], dict[str, Any]]]
+
+
+def renamed(old: str, instead: str, convert: Convert) -> Callable[[F], F]:
+    """Accept the keyword `old` (a name of the first release), warn, and call with what `convert` makes of it.
+
+    The method's own signature (what `inspect` and docs/api.md show) has only the current names.
+    """
+    def decorate(method: F) -> F:
+        @functools.wraps(method)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if old in kwargs:
+                warnings.warn(f"the argument {old!r} is deprecated: use {instead}", DeprecationWarning,
+                              stacklevel=2)
+                args, kwargs = convert(args, kwargs, kwargs.pop(old))
+            return method(*args, **kwargs)
+        call.deprecated = (*getattr(method, "deprecated", ()), old)  # type: ignore[attr-defined]
+        return call  # type: ignore[return-value]
+    return decorate
+
 
 
 @dataclass(frozen=True)
@@ -113,17 +137,15 @@ class Memory:
                             token_budget=token_budget, deadline_ms=deadline_ms)
         return self.access.recall(LOCAL, query)
 
-    def memories(self, user: str, *, status: Literal["active", "all"] = "active", tenant: str | None = None,
-                 include_all: bool | None = None) -> list[MemoryRecord]:
+    @renamed("include_all", 'status="all"', lambda args, kw, value: (args, {**kw, "status": "all" if value
+                                                                                 else "active"}))
+    def memories(self, user: str, *, status: Literal["active", "all"] = "active",
+                 tenant: str | None = None) -> list[MemoryRecord]:
         """What is remembered about the user: active memories, or with `status="all"` also replaced,
-        retired and archived ones. A new user has none (`[]`). `include_all=True` is the deprecated
-        spelling of `status="all"`."""
-        if include_all is not None:
-            _deprecated("include_all", 'status="all"')
-            status = "all" if include_all else "active"
+        retired and archived ones. A new user has none (`[]`)."""
         return self.access.memories(LOCAL, tenant or self.tenant, user, status)
 
-    def read(self, user: str, memory_id: str, *, tenant: str | None = None) -> MemoryRecord:
+    def memory(self, user: str, memory_id: str, *, tenant: str | None = None) -> MemoryRecord:
         """One memory by id (or a unique id prefix), in whatever status; NotFound if the user has none such."""
         t = tenant or self.tenant
         return self.access.memory(LOCAL, t, user, self.resolve(user, memory_id, tenant=t, status="all"))
@@ -154,17 +176,14 @@ class Memory:
         return self.access.feedback(LOCAL, body)
 
     # -- user controls ---------------------------------------------------------------------
+    @renamed("memory_id", "the ids as positional arguments", lambda args, kw, value: ((*args, value), kw))
     def forget(self, user: str, *memory_ids: str, topic: str = "", everything: bool = False, dry_run: bool = False,
-               tenant: str | None = None, memory_id: str | None = None) -> list[Remembered]:
+               tenant: str | None = None) -> list[Remembered]:
         """Forget memories by id (or unique id prefix), every memory about a `topic`, or `everything`.
 
-        `dry_run` returns what would be forgotten and changes nothing. `memory_id=` is the deprecated
-        keyword for one id (pass the ids positionally).
+        `dry_run` returns what would be forgotten and changes nothing.
         """
         t = tenant or self.tenant
-        if memory_id is not None:
-            _deprecated("memory_id", "the ids as positional arguments")
-            memory_ids = (*memory_ids, memory_id)
         if sum((bool(memory_ids), bool(topic.strip()), everything)) != 1:
             raise BadRequest("give exactly one of: memory ids, topic or everything=True")
         ids = [self.resolve(user, m, tenant=t) for m in memory_ids]
@@ -172,25 +191,18 @@ class Memory:
                                                       everything=everything, dry_run=dry_run))
         return [Remembered(c.memory_id, c.before or c.after or "", c.change, None) for c in result.changes]
 
-    def correct(self, user: str, memory_id: str, content: str | None = None, *, tenant: str | None = None,
-                text: str | None = None) -> list[Remembered]:
-        """Replace a memory's content with what the user says is right (`text=` is the deprecated keyword)."""
-        if text is not None:
-            _deprecated("text", "content")
-            content = text if content is None else content
-        if content is None:
-            raise BadRequest("give the corrected content")
+    @renamed("text", "content", lambda args, kw, value: (args, {**kw, "content": value}))
+    def correct(self, user: str, memory_id: str, content: str, *, tenant: str | None = None) -> list[Remembered]:
+        """Replace a memory's content with what the user says is right."""
         t = tenant or self.tenant
         result = self.access.correct(LOCAL, t, user, self.resolve(user, memory_id, tenant=t), content)
         return [Remembered(c.memory_id, c.after or "", c.change, c.before) for c in result.changes]
 
-    def pin(self, user: str, memory_id: str, pinned: bool | None = None, *,
-            tenant: str | None = None) -> list[Remembered]:
-        """Pin a memory: it never decays. (`pinned=False` is the deprecated spelling of `unpin`.)"""
-        if pinned is not None:
-            _deprecated("pinned", "unpin()")
+    @renamed("pinned", "unpin()", lambda args, kw, value: (args, {**kw, "_pinned": bool(value)}))
+    def pin(self, user: str, memory_id: str, *, tenant: str | None = None, _pinned: bool = True) -> list[Remembered]:
+        """Pin a memory: it never decays."""
         t = tenant or self.tenant
-        result = self.access.pin(LOCAL, t, user, self.resolve(user, memory_id, tenant=t), pinned is not False)
+        result = self.access.pin(LOCAL, t, user, self.resolve(user, memory_id, tenant=t), _pinned)
         return [Remembered(c.memory_id, c.after or "", c.change, None) for c in result.changes]
 
     def unpin(self, user: str, memory_id: str, *, tenant: str | None = None) -> list[Remembered]:
@@ -212,10 +224,6 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _deprecated(name: str, instead: str) -> None:
-    warnings.warn(f"the argument {name!r} is deprecated: use {instead}", DeprecationWarning, stacklevel=3)
 
 
 __all__ = ["Memory", "Remembered", "resolve_id"]

@@ -44,7 +44,7 @@ class TurnInput(BaseModel):
     agent: Identifier = Field(default="assistant", validation_alias=AliasChoices("agent", "agent_id"))
     session: Identifier = Field(default="default", validation_alias=AliasChoices("session", "session_id"))
     message_id: Identifier
-    role: Role
+    role: Role = "user"
     content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
     ts: datetime | None = None
     parent_id: Identifier | None = None

@@ -81,3 +81,49 @@ def test_ids_are_named_memory_id_and_the_old_name_warns(m: Memory) -> None:
     recalled = m.recall(user="ana", question="Where do I live?").items
     assert [(i.kind, i.item_id, i.memory_id, i.card_id) for i in recalled] == [
         ("memory", created.memory_id, created.memory_id, None)]
+
+
+def test_every_operation_of_the_other_doors_is_here_with_their_names(m: Memory) -> None:
+    m.record(user="ana", session="s1", messages=["I prefer green tea", "I live in Porto"] * 6)
+    [tea] = [hit.memory for hit in m.search("ana", "tea")][:1]
+    assert m.memory("ana", tea.memory_id[:6]).content == "User prefers green tea"
+    m.pin("ana", tea.memory_id)
+    assert [c.event for c in m.unpin("ana", tea.memory_id)] == ["unpinned"]
+    assert m.summary("ana", "s1").session_id == "s1"
+    with pytest.raises(NotFound) as missing:
+        m.summary("ana", "never")
+    assert missing.value.code == "unknown_session"
+    recalled = m.recall("ana", "Which tea do I like?")
+    assert m.feedback("ana", recalled.recall_id, "good").rating == 1
+    preview = m.forget("ana", topic="tea", dry_run=True)
+    assert [r.memory for r in preview] == ["User prefers green tea"] and len(m.memories("ana")) == 2
+    assert [r.content for r in m.memories("ana", status="all")] != []
+
+
+def test_the_names_of_the_first_release_still_work_and_warn(m: Memory) -> None:
+    [created] = m.record(user="ana", messages="I prefer green tea")
+    with pytest.warns(DeprecationWarning, match="'text' is deprecated: use content"):
+        m.correct("ana", created.memory_id, text="User prefers jasmine tea")
+    with pytest.warns(DeprecationWarning, match="include_all"):
+        assert [r.content for r in m.memories("ana", include_all=True)] == ["User prefers jasmine tea"]
+    m.pin("ana", created.memory_id)
+    with pytest.warns(DeprecationWarning, match="pinned"):
+        assert [c.event for c in m.pin("ana", created.memory_id, pinned=False)] == ["unpinned"]
+    with pytest.warns(DeprecationWarning, match="memory_id"):
+        assert len(m.forget("ana", memory_id=created.memory_id)) == 1
+
+
+def test_bad_arguments_are_refused_as_on_the_other_doors(m: Memory) -> None:
+    [created] = m.record(user="ana", messages="I prefer green tea")
+    with pytest.raises(BadRequest, match="limit must be between 1 and 100"):
+        m.search("ana", "tea", limit=-1)
+    with pytest.raises(BadRequest, match="empty"):
+        m.search("ana", "  ")
+    with pytest.raises(ValueError, match="question"):
+        m.recall("ana", "")
+    with pytest.raises(BadRequest, match="too short") as short:
+        m.memory("ana", created.memory_id[:3])
+    assert short.value.code == "prefix_too_short"
+    with pytest.raises(NotFound) as stranger:
+        m.history("nobody", created.memory_id)
+    assert stranger.value.code == "unknown_user"
