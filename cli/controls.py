@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import click
@@ -23,6 +24,7 @@ from engram.access.models import (
     DEFAULT_AGENT, DEFAULT_SESSION, DEFAULT_TENANT, ControlResult, FeedbackRequest, ForgetBody, RecallQuery,
 )
 from engram.access.service import MAX_LIMIT, AccessService, StatusFilter, search_response
+from engram.runtime.choice import runtime_kind
 from engram.runtime_port import MemoryRuntime, open_runtime
 
 from . import render
@@ -51,7 +53,15 @@ def opened(ctx: click.Context, writes: bool = False) -> Iterator[AccessService]:
 
 @contextmanager
 def runtime_for(ctx: click.Context, writes: bool = False) -> Iterator[MemoryRuntime]:
-    """The runtime port ENGRAM_RUNTIME names, for one command (`writes`: see `opened`); errors in one line."""
+    """The runtime port ENGRAM_RUNTIME names, for one command (`writes`: see `opened`); errors in one line.
+
+    A command that only reads never creates the data folder: a mistyped `--data` is an error, not an
+    empty new memory.
+    """
+    data = Path(ctx.obj["data"])
+    if not writes and _embedded() and not (data / "engram.db").is_file():
+        raise click.ClickException(f"no Engram data in {data} (a mistyped --data or ENGRAM_DATA? `engram ingest` "
+                                   "creates it)")
     try:
         backend = open_runtime(ctx.obj["data"], serving=writes)
     except AccessError as error:
@@ -66,6 +76,13 @@ def runtime_for(ctx: click.Context, writes: bool = False) -> Iterator[MemoryRunt
         raise click.ClickException(plain_errors(error)) from None
     finally:
         backend.close()
+
+
+def _embedded() -> bool:
+    try:
+        return runtime_kind() == "embedded"
+    except ValueError:
+        return False  # open_runtime says what is wrong with ENGRAM_RUNTIME
 
 
 def plain_errors(error: ValidationError) -> str:

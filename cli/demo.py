@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
@@ -39,4 +41,17 @@ def run_demo(data: Path) -> None:
             _heading(f"recall for {question!r}")
             request = RecallRequest("demo", user, agent, session, question, datetime(2026, 11, 3, tzinfo=timezone.utc))
             click.echo(render.recall_text(runtime.recall(request)))
-    click.echo(f"\nTry: engram --data {data} memories --tenant demo --user alice --json")
+    click.echo(f"\nTry: {engram_command()} --data {data} memories --tenant demo --user alice --json")
+
+
+def engram_command() -> str:
+    """How to run this `engram` from the current shell: its name when the PATH finds it, else its path
+    (`.venv/bin/engram` after `./dev demo`, whose virtualenv is not activated)."""
+    here = Path(sys.executable).parent / "engram"
+    found = shutil.which("engram")
+    if not here.exists() or (found is not None and Path(found).resolve() == here.resolve()):
+        return "engram"
+    try:
+        return str(here.relative_to(Path.cwd()))
+    except ValueError:
+        return str(here)

@@ -24,6 +24,7 @@ from .controls import register as register_controls, runtime_for
 from .govern import register as register_govern
 from .ingest_file import ingest_file
 from .serve import register as register_serve
+from .settings import register as register_settings
 from .sql import register as register_sql, replay_clickhouse
 
 DEFAULT_DATA = Path.home() / ".engram"
@@ -48,7 +49,7 @@ def cli(ctx: click.Context, data: Path) -> None:
 
 
 @cli.command()
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--wait/--no-wait", default=True, show_default=True,
               help="Distributed runtime: wait until the workers and projectors have applied the turns "
                    "(the embedded runtime always processes before returning).")
@@ -151,6 +152,7 @@ register_serve(cli)  # engram serve, engram mcp
 from . import worker as _worker  # noqa: E402,F401  (engram worker: the distributed runtime)
 register_sql(cli)  # engram sql
 register_govern(cli)  # engram govern
+register_settings(cli)  # engram config
 
 
 def _set_data(ctx: click.Context, _: click.Parameter, value: Path | None) -> None:

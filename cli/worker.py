@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from engram.core.config_file import ConfigError, load_config
+
 from .main import cli
 
 if TYPE_CHECKING:
@@ -66,12 +68,19 @@ def worker(ctx: click.Context, role: str, bootstrap: str, prefix: str, generatio
         from engram.distributed.projector_process import die_with_parent as arrange_exit
         from engram.distributed.worker import run_worker
         from engram.projections.clickhouse_client import configured_target
+        from engram.streams.context import default_context
     except ImportError as exc:
         raise click.ClickException(f"the distributed runtime needs the kafka extra: pip install 'engram[kafka]' ({exc})")
     if die_with_parent:
         arrange_exit()
+    data = Path(ctx.obj["data"])
+    os.environ["ENGRAM_DATA"] = str(data)  # the projector child reads the same config file
+    try:
+        context = default_context(load_config(data))
+    except ConfigError as exc:
+        raise click.ClickException(f"the config file is not valid: {exc}") from None
     logging.basicConfig(level=loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    data, ns = Path(ctx.obj["data"]), Namespace(prefix, generation)
+    ns = Namespace(prefix, generation)
     processors = None if role == "projectors" else WorkerSettings(
         bootstrap=bootstrap, namespace=ns, role="processors" if role == "all" else role, batch_size=batch_size,
         batch_within=batch_within, fetch_max_wait=fetch_max_wait, commit_interval=commit_interval,
@@ -83,7 +92,7 @@ def worker(ctx: click.Context, role: str, bootstrap: str, prefix: str, generatio
         clickhouse=None if no_analytics else configured_target(data, clickhouse_dsn), batch_size=projector_batch_size,
         poll_timeout=batch_within, analytics_interval=commit_interval,
         instance_id=f"{instance_id}-projectors" if instance_id else None)
-    run_worker(processors, projectors, create_topics=not no_create_topics, loglevel=loglevel)
+    run_worker(processors, projectors, create_topics=not no_create_topics, loglevel=loglevel, ctx=context)
 
 
 def replay_on_kafka() -> None:

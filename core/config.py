@@ -1,8 +1,10 @@
-"""Engram configuration. Every number here is a default, and every one can change."""
+"""Engram configuration. Every number here is a default, and every one can change in the config file
+(`engram.core.config_file`: TOML, e.g. `<data folder>/engram.toml`; `engram config` shows the effective values)."""
 
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -131,7 +133,8 @@ class GovernanceConfig(_Section):
 
 
 class EmbedderConfig(_Section):
-    kind: str = "hashing"
+    kind: Literal["hashing", "use"] = "hashing"
+    """hashing: words, no model; use: multilingual USE v3 (the semantic extra). ENGRAM_EMBEDDER wins."""
     dimensions: int = 256
 
 

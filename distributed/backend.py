@@ -28,7 +28,9 @@ from typing import Any, TypeVar
 
 from engram.access.errors import BadRequest
 from engram.core.config import EngramConfig
+from engram.core.config_file import load_config
 from engram.core.embedding import Embedder
+from engram.streams.context import default_context
 from engram.core.ports import Progress
 from engram.projections.ports import MemoryStore
 from engram.recall.deadline import shared_pool
@@ -69,7 +71,7 @@ class DistributedBackend:
 
     @classmethod
     def from_env(cls, data: Path | str, env: Mapping[str, str] | None = None) -> DistributedBackend:
-        return cls(DistributedRuntime(Endpoints.from_env(data, env)))
+        return cls(DistributedRuntime(Endpoints.from_env(data, env), default_context(load_config(data, env), env)))
 
     def _count(self, name: str, value: int = 1) -> None:
         with self._counts_lock:

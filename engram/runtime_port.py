@@ -204,6 +204,7 @@ def open_runtime(data: Path | str, env: Mapping[str, str] | None = None, *, serv
     """
     import os
 
+    from engram.core.config_file import ConfigError, load_config
     from engram.runtime.choice import runtime_kind
 
     environ = os.environ if env is None else env
@@ -211,6 +212,10 @@ def open_runtime(data: Path | str, env: Mapping[str, str] | None = None, *, serv
         kind = runtime_kind(environ)
     except ValueError as exc:
         raise RuntimeUnavailable(str(exc), "bad_runtime") from None
+    try:
+        load_config(data, environ)  # refused here, in one line, before anything opens
+    except ConfigError as exc:
+        raise RuntimeUnavailable(f"the config file is not valid: {exc}", "bad_config") from None
     if kind == "embedded":
         from engram.runtime.backend import EmbeddedBackend
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from engram.core.config_file import load_config
 from engram.core.ports import Progress
 from engram.llm.index_model import ensure_index_model
 from engram.projections.clickhouse_runtime import open_analytics
@@ -56,7 +57,7 @@ class EmbeddedRuntime:
         # user text sealed under its owner's key (keys.db beside the log); forget destroys the key
         self.log = EventLog(self.db, open_cipher(self.data_dir, encryption))
         self.eraser = Eraser(self.log.cipher)
-        self.ctx = ctx or default_context()
+        self.ctx = ctx or default_context(load_config(self.data_dir))
         self.store = EmbeddedStore(self.db, self.ctx.embedder.dimensions)
         self.projector = CurrentMemoryProjector(self.store, self.ctx.embedder)
         self.batch_size = batch_size

@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 
 from engram.core.config import DEFAULT_CONFIG, EngramConfig
+from engram.core.config_file import load_config
 from engram.core.embedding import calibrated, embedder_kind, make_embedder
 from engram.llm.settings import notice, settings_from_env
 from engram.streams.processor import ProcessorContext
@@ -19,7 +20,10 @@ from engram.streams.rule_extractor import RuleExtractor
 from engram.streams.summarizer import ExtractiveSummarizer
 
 
-def default_context(config: EngramConfig = DEFAULT_CONFIG, env: Mapping[str, str] | None = None) -> ProcessorContext:
+def default_context(config: EngramConfig | None = None, env: Mapping[str, str] | None = None) -> ProcessorContext:
+    """The context of a runtime process; without a `config`, the config file's (`load_config`)."""
+    if config is None:
+        config = load_config(None, env)
     settings = settings_from_env(os.environ if env is None else env)
     if settings is not None:
         try:

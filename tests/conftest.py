@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,9 @@ TEST_MASTER_KEY = "7e57" * 16
 """The distributed runtime refuses to start without a master key (ENGRAM_MASTER_KEY; see
 engram.distributed.keystore): the tests' workers and CLI commands inherit this one."""
 os.environ.setdefault("ENGRAM_MASTER_KEY", TEST_MASTER_KEY)
+os.environ.pop("ENGRAM_CONFIG", None)
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="engram-test-config-")
+"""No config file of the machine's user (~/.config/engram/engram.toml) reaches the tests."""
 
 RUNTIMES = ["embedded", "embedded-use", pytest.param("distributed", marks=[pytest.mark.kafka, pytest.mark.weaviate])]
 """`embedded-use`: the embedded runtime with the USE embedder (ENGRAM_EMBEDDER=use). The distributed param
