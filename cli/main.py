@@ -128,11 +128,12 @@ def replay_weaviate(data: Path) -> None:
 
 
 @cli.command()
-def topology() -> None:
-    """Print which processor reads and writes which topics."""
-    from engram.streams.topology import describe
+@click.option("--markdown", is_flag=True, help="Tables of topics, writers, stages and projections (ARCHITECTURE.md).")
+def topology(markdown: bool) -> None:
+    """Print who writes which topic, which processor reads and writes which, what each projection reads."""
+    from engram.streams import topology as wiring
 
-    click.echo(describe())
+    click.echo(wiring.markdown() if markdown else wiring.describe(), nl=not markdown)
 
 
 @cli.command()
