@@ -1,4 +1,4 @@
-"""Global memory cards (SPEC §5): create, update, enable/disable, bind/unbind, delete, list.
+"""Global memory cards (hand-written profile cards recall puts first): create, update, enable/disable, bind/unbind, delete, list.
 
 Every change is a `GlobalCardRequested` command carrying the version it was
 computed on; the cards processor (`engram.streams.cards`, keyed by

@@ -1,1 +1,1 @@
-"""Engram benchmarks (BENCH.md): each module runs as one command printing JSON lines and a table."""
+"""Engram benchmarks (bench/README.md): each module runs as one command printing JSON lines and a table."""

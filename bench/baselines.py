@@ -1,4 +1,4 @@
-"""Raw-turn retrieval baselines for BENCH §4: BM25, dense MiniLM and their RRF hybrid.
+"""Raw-turn retrieval baselines for the LoCoMo benchmark: BM25, dense MiniLM and their RRF hybrid.
 
 Each ranks ALL raw turns of one conversation for a question; a turn is one
 item whose provenance is its own dia_id.

@@ -1,4 +1,4 @@
-"""BENCH §2 — the distributed pipeline on real Kafka: sustained turns/s and freshness.
+"""The distributed pipeline on real Kafka: sustained turns/s and freshness.
 
 One command: starts N `engram worker` processes on a fresh topic namespace,
 warms them up, then

@@ -1,4 +1,4 @@
-"""BENCH §5 — chat-path overhead: the latency of one `record_turn` call at a fixed rate, on real Kafka.
+"""Chat-path overhead: the latency of one `record_turn` call at a fixed rate, on real Kafka.
 
 Calls `TurnProducer.record_turn` at `--rate` calls/s (absolute schedule) for
 `--seconds`, timing each call with `perf_counter_ns`; in the same run, as a

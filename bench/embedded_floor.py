@@ -1,6 +1,6 @@
-"""BENCH §1 floor — what the embedded runtime's durable, encrypted event log alone costs per turn.
+"""The ingest floor — what the embedded runtime's durable, encrypted event log alone costs per turn.
 
-BENCH §1 asks for ≥ 5,000 turns/s (200 µs a turn, everything included). This
+The ingest target is ≥ 5,000 turns/s (200 µs a turn, everything included). This
 measures the part no processor can skip: the events one turn leaves in the log
 (synthetic turns run once through the embedded runtime, ~3.4 events a turn:
 the turn, its candidate, its memory change, the audit of a skipped turn, summaries)
@@ -36,7 +36,7 @@ from engram.runtime.log import EventLog, open_database  # noqa: E402
 from engram.schemas.base import Event  # noqa: E402
 
 BUDGET_US = 200.0
-"""µs per turn at the BENCH §1 target (5,000 turns/s)."""
+"""µs per turn at the ingest target (5,000 turns/s)."""
 
 
 def log_append(events: list[Event], batch: int) -> float:

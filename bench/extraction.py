@@ -1,4 +1,4 @@
-"""Extraction quality (BENCH §4b): what a careful person would remember from realistic chat.
+"""Extraction quality: what a careful person would remember from realistic chat.
 
 Every case of `bench/data/extraction_*.jsonl` is a short conversation (zh, en or
 code-switched) fed through the real embedded runtime (`EmbeddedRuntime.ingest`:

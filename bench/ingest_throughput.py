@@ -1,4 +1,4 @@
-"""BENCH §1 — embedded ingest throughput.
+"""Embedded ingest throughput (target: ≥ 5,000 turns/s).
 
 Generates deterministic mixed Chinese/English traffic (bench/synthetic.py),
 then times ONE `EmbeddedRuntime.ingest` call on a fresh data folder: from the
@@ -17,7 +17,7 @@ the medians, and a table.
     python -m bench.ingest_throughput --turns 5000 --repeat 1 --no-compare --sample bench/results/ingest.sample.txt
     python -m bench.ingest_throughput --turns 2000 --repeat 1 --embedder use   # the USE embedder
 
-Encryption (crypto-shredding, SPEC §7) is on by default, as in the runtime.
+Encryption (crypto-shredding: forgetting destroys the user's key) is on by default, as in the runtime.
 Every repetition is also run with it off (ENGRAM_ENCRYPTION=off), and the
 summary reports the overhead: ingest and replay throughput on and off, and
 the key store's size. `--no-compare` skips the off runs.

@@ -1,4 +1,4 @@
-"""How much the LLM path is used on a generated workload (issue 6 closing numbers).
+"""How much the LLM path is used on a generated workload (model calls per task and turn).
 
 Runs the synthetic traffic of `bench/synthetic.py` through the embedded
 runtime with every chat task on the scripted OpenAI-compatible server of the

@@ -1,4 +1,4 @@
-"""BENCH §4 — recall quality on LoCoMo, with raw-turn baselines in the same run.
+"""Recall quality on LoCoMo, with raw-turn baselines in the same run.
 
     python -m bench.locomo ../shared/data/locomo/                  # Engram + BM25 + dense + hybrid
     python -m bench.locomo ../shared/data/locomo/ --no-baselines   # Engram only
@@ -29,7 +29,7 @@ the benchmark's, not the service's:
   one of the top 10 items;
 - any@1000tok: the same for the longest prefix of the ranking that fits in
   1,000 tokens, a token being 4 characters of the item text (ceil(len/4)),
-  as BENCH.md says; the walk stops at the first item that does not fit.
+  the benchmark's own token count; the walk stops at the first item that does not fit.
 
 Baselines rank the raw turns of the conversation (text `speaker: content`,
 the same content Engram ingested), each turn one item with its own dia_id:
@@ -328,7 +328,7 @@ def baseline_rankings(conv: Conversation, questions: Sequence[Question], dense_m
 # -- main ------------------------------------------------------------------------------------------------
 
 BASELINES = ("bm25", "dense_minilm", "hybrid_rrf")
-BENCH_MD_BASELINES = {  # BENCH.md, all ten conversations, 1,536 questions
+PUBLISHED_BASELINES = {  # the raw-turn baselines as published for all ten conversations, 1,536 questions
     "bm25": (0.573, 0.694), "dense_minilm": (0.516, 0.717), "hybrid_rrf": (0.604, 0.779),
 }
 
@@ -404,8 +404,8 @@ def run(folder: Path, *, baselines: bool = True, dense: bool = True, limit_conve
         merged = Tally([row for t in tallies[system].values() for row in t.rows])
         overall[system] = merged.metrics()
         rec = {"kind": "locomo_result", "system": system, "conversation": "all", **overall[system]}
-        if system in BENCH_MD_BASELINES:
-            rec["bench_md_reference"] = dict(zip(("any_at_10", "any_at_1000tok"), BENCH_MD_BASELINES[system]))
+        if system in PUBLISHED_BASELINES:
+            rec["bench_md_reference"] = dict(zip(("any_at_10", "any_at_1000tok"), PUBLISHED_BASELINES[system]))
         if system.startswith("engram"):
             rec["peak_rss_mib"] = peak_rss_mib()
         record(rec)
@@ -438,11 +438,11 @@ def _print_tables(tallies: dict[str, dict[str, Tally]], overall: dict[str, dict[
             m = tally.metrics()
             rows.append([system, name, m["questions"], m["any_at_10"], m["any_at_1000tok"]])
         m = overall[system]
-        ref = BENCH_MD_BASELINES.get(system)
+        ref = PUBLISHED_BASELINES.get(system)
         rows.append([system, "all", m["questions"], m["any_at_10"], m["any_at_1000tok"],
                      f"{ref[0]:.3f} / {ref[1]:.3f}" if ref else ("0.75 / 0.90 target" if system.startswith("engram") else "")])
     print(file=stream)
-    print(table(["system", "conv", "questions", "any@10", "any@1000tok", "BENCH.md (10 convs)"],
+    print(table(["system", "conv", "questions", "any@10", "any@1000tok", "published (10 convs)"],
                 [r + [""] * (6 - len(r)) for r in rows]), file=stream)
     cat_rows = []
     for system in systems:
@@ -464,7 +464,7 @@ def _print_tables(tallies: dict[str, dict[str, Tally]], overall: dict[str, dict[
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="LoCoMo evidence recall (BENCH §4)")
+    parser = argparse.ArgumentParser(description="LoCoMo evidence recall")
     parser.add_argument("folder", type=Path, help="folder of LoCoMo conversation files (*.json)")
     parser.add_argument("--baselines", action=argparse.BooleanOptionalAction, default=True,
                         help="also rank raw turns with BM25, dense MiniLM and their RRF hybrid")

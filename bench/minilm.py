@@ -1,4 +1,4 @@
-"""all-MiniLM-L6-v2 sentence embeddings in plain numpy (the dense baseline of BENCH §4).
+"""all-MiniLM-L6-v2 sentence embeddings in plain numpy (the dense baseline of the LoCoMo benchmark).
 
 No torch, no model hub: the weights come from a local folder in the
 sentence-transformers layout (`model.safetensors`, `vocab.txt`,

@@ -1,4 +1,4 @@
-"""BENCH §2 — end-to-end freshness: a turn's `record_turn` call until recall on Weaviate returns its memory.
+"""End-to-end freshness: a turn's `record_turn` call until recall on Weaviate returns its memory.
 
 One command: starts one `engram worker --role all` (processors and projectors:
 Weaviate plus the worker's chDB) on a fresh topic namespace and Weaviate

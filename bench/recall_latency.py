@@ -1,4 +1,4 @@
-"""BENCH §3 — recall latency: a full context assembly at 100 / 1,000 / 10,000 memories per user.
+"""Recall latency: a full context assembly at 100 / 1,000 / 10,000 memories per user.
 
 Loads the same deterministic mixed Chinese/English memories (bench/recall_latency_data.py)
 into every store in one run, then times recall on a random sample of users:
@@ -19,7 +19,7 @@ timed call, for every store). The recall deadline is raised to 60 s so that noth
 mem0 has no context assembly; its timed call is one `search` (embed, vector search,
 scoring, formatting) — less work than Engram's call.
 
-Plan (default, scaled from BENCH's 1,000 users per size to fit one 2-core / 24 GB machine
+Plan (default, scaled from the target's 1,000 users per size to fit one 2-core / 24 GB machine
 with every store loaded at once): 1,000 users × 100, 100 users × 1,000 and 10 users ×
 10,000 memories (100,000 memories per size group, 300,000 per store); one Engram tenant
 (one Weaviate tenant, one shared mem0 collection) per size group; 50 users queried per
@@ -335,7 +335,7 @@ def _drop_weaviate_tenants(store: Any, tenants: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Recall latency (BENCH §3): embedded, Weaviate and mem0")
+    parser = argparse.ArgumentParser(description="Recall latency: embedded, Weaviate and mem0")
     parser.add_argument("--sizes", type=_ints, default=list(DEFAULT_SIZES), help="memories per user, e.g. 100,1000,10000")
     parser.add_argument("--users-per-size", type=_ints, default=None,
                         help="users per size: one value for all, or one per size (default 1000,100,10)")

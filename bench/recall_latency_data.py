@@ -1,4 +1,4 @@
-"""Deterministic data for the recall-latency benchmark (BENCH §3).
+"""Deterministic data for the recall-latency benchmark.
 
 Every user of a size group gets `size` current memories in the form Engram's
 extractors store them ("User likes jazz", "用户不吃香菜", "Decided: ..."), about

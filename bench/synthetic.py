@@ -1,4 +1,4 @@
-"""Deterministic synthetic chat traffic for the ingest benchmark (BENCH §1).
+"""Deterministic synthetic chat traffic for the ingest benchmark.
 
 Mixed Chinese / English conversations of many users and sessions, generated
 from a seed: about 30 % chit-chat, the rest preferences, profile facts, goals,

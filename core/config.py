@@ -79,7 +79,7 @@ class RecallConfig(_Section):
     context_turns_top: int = Field(default=0, ge=0)
     """Opt-in: the best this many memories show the turns just before and after their source turn (the
     question it answers, the reply), verbatim (redacted), each once in the context. Off by default: raw
-    turns are not injected unless asked for (SPEC §1)."""
+    turns are not injected unless asked for: the context carries what was remembered, not the chat log."""
     context_turn_tokens: int = Field(default=60, ge=8)
     """A quoted turn longer than this many tokens is cut, with an ellipsis."""
 

@@ -1,4 +1,4 @@
-"""Sealing the user text inside events (crypto-shredding, SPEC §7).
+"""Sealing the user text inside events (crypto-shredding: destroying the owner's key makes it unreadable).
 
 `FieldCipher.seal` takes an encoded event (a JSON dict), moves the fields that
 carry user text (`SEALED_FIELDS`) into one AES-256-GCM ciphertext under the

@@ -1,4 +1,4 @@
-"""Data keys of the owners of user text (crypto-shredding, SPEC §7).
+"""Data keys of the owners of user text (crypto-shredding: forget destroys them).
 
 Every piece of user text the log keeps is encrypted under a data key of its
 owner (a tenant/user pair). Destroying that key is what makes the text

@@ -1,4 +1,4 @@
-"""Detection and redaction of personal data and secrets (SPEC §3.4).
+"""Detection and redaction of personal data and secrets (never at rest in plain text).
 
 `redact` runs on every candidate, every stored turn and every summarised
 message, so it is built for the common case of "nothing to find": one cheap

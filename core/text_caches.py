@@ -1,4 +1,4 @@
-"""Process caches keyed by user text, emptied when a user's text is erased (SPEC §7).
+"""Process caches keyed by user text, emptied when a user's text is erased (a forgotten text must not survive in memory either).
 
 Several hot paths memoise on the text itself (PII spans, rule drafts, search
 terms, embeddings). They are performance only, but a forgotten user's text must

@@ -1,4 +1,4 @@
-"""Forget is erasure, on the distributed runtime (SPEC §7): sealed records, sealed states, key destruction.
+"""Forget is erasure, on the distributed runtime: sealed records, sealed states, key destruction.
 
 What is encrypted, and where it is opened:
 

@@ -1,6 +1,6 @@
 """The governance timer of the distributed runtime: the edge that turns wall-clock time into ticks.
 
-Processors never read the clock (DESIGN), so a timer in the stage that owns
+Processors never read the clock (a replay must derive the same events), so a timer in the stage that owns
 users' memories (consolidation) produces, every `governance_interval` seconds,
 one `GovernanceTick` per user key in the stage's table, for the partitions
 this worker owns, to the commands topic. The stage then consumes the ticks

@@ -1,7 +1,7 @@
 """The merge judge through a chat model, asked only for pairs the rules leave open.
 
 Consolidation calls it after `judge_by_rules` returned None for a pair
-(SPEC §3.5). A failed call (after its retry) gives the rule default, `new`,
+(only when no merge rule decided). A failed call (after its retry) gives the rule default, `new`,
 judged by "rule", and still carries the call records.
 """
 

@@ -1,4 +1,4 @@
-"""Incremental session summaries through a chat model (SPEC §4).
+"""Incremental session summaries through a chat model.
 
 The model sees the previous sections and only the new messages. Its answer
 must have the five sections exactly (as a JSON object, or as the bracketed

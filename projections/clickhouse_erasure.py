@@ -1,4 +1,4 @@
-"""Forget reaches the analytics: the text of forgotten rows is erased for good (SPEC §7).
+"""Forget reaches the analytics: the text of forgotten rows is erased for good.
 
 Rows stay (analysts keep their counts, latencies and the fact that a memory
 was forgotten, and when), but every text column of a forgotten row becomes

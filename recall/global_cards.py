@@ -1,4 +1,4 @@
-"""Which global cards go into the context (SPEC §5). Pure: no I/O, no clock.
+"""Which global cards go into the context. Pure: no I/O, no clock.
 
 The mode depends on how many cards are bound to the agent: a few are all
 shown; a moderate number are narrowed to the mandatory cards plus those whose

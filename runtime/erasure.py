@@ -1,4 +1,4 @@
-"""Forget is erasure, in the embedded runtime (SPEC §7).
+"""Forget is erasure, in the embedded runtime.
 
 The runtime seals user text in the log under its owner's data key (see
 `engram.core.crypto`); this module finishes what a `ForgetRequested` starts

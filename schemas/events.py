@@ -176,7 +176,7 @@ class GlobalCardRejected(Event):
 
 
 class RecallServed(Event):
-    """Observation of one recall (SPEC §8)."""
+    """Observation of one recall: what was asked, retrieved and injected, how fast (for analysts)."""
 
     type: Literal["RecallServed"] = "RecallServed"
     schema_version: Literal[1] = 1
@@ -227,7 +227,7 @@ ErasureScope = Literal["everything", "memories", "topic"]
 
 
 class ErasureRecorded(Event):
-    """What one forget erased: counts and ids, never content (SPEC §7, for analysts and auditors).
+    """What one forget erased: counts and ids, never content (for analysts and auditors).
 
     `keys_destroyed` > 0 means the owner's data key is gone: every sealed text
     of theirs in the log (and in every copy of it) is unreadable.
@@ -281,7 +281,7 @@ LLMOutcome = Literal["ok", "retried", "fallback", "error"]
 
 
 class LLMCallRecorded(Event):
-    """One request to a model endpoint made while handling the source event (SPEC §8).
+    """One request to a model endpoint made while handling the source event (for cost and latency analysis).
 
     One event per attempt: `outcome` says whether it answered (ok), failed and
     was retried, failed and the rule path took over (fallback), or failed with

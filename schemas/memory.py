@@ -13,7 +13,7 @@ from .base import Frozen, Identifier
 
 
 class MemoryType(StrEnum):
-    """The whitelist of memory categories (SPEC §2)."""
+    """The whitelist of memory categories: nothing outside it is remembered."""
 
     USER_PROFILE = "user_profile"
     USER_PREFERENCE = "user_preference"
@@ -158,7 +158,7 @@ SECTION_HEADINGS: tuple[tuple[str, str], ...] = (
 
 
 class GlobalCard(Frozen):
-    """A user-managed global memory card (SPEC §5)."""
+    """A user-managed global memory card (recall puts enabled cards first)."""
 
     card_id: Identifier
     tenant_id: Identifier

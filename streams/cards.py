@@ -1,4 +1,4 @@
-"""The cards processor: global card commands decided from events, with a version check (SPEC §5).
+"""The cards processor: global card commands decided from events, with a version check.
 
 Optimistic concurrency, keyed by tenant/user. A `GlobalCardRequested` carries
 the card version its change was computed on (`expected_version`); the

@@ -1,4 +1,4 @@
-"""Cheap pre-extraction filters (SPEC §3.1-3.2) and the signal detectors they share.
+"""Cheap pre-extraction filters (a basic one, then a heuristic one) and the signal detectors they share.
 
 `filter_turn` answers "is this turn worth extracting from?" with a skip
 reason, or None when it passes. The detectors (`has_user_signal`,
@@ -20,7 +20,7 @@ _DEFAULT = FilterConfig()
 
 _ZH_USER_SIGNALS = ("我", "喜欢", "希望", "想要", "计划", "以后", "不要", "需要", "偏好", "目标", "约束",
                     "改", "换成", "不再", "搬到", "现在")
-"""SPEC §3.2's signals plus the change signals a correction opens with ("最近改喝绿茶了")."""
+"""The heuristic filter's signals plus the change signals a correction opens with ("最近改喝绿茶了")."""
 # English signals are matched on lower-cased text, without a leading \b: Python's
 # regex engine only uses its fast first-character scan for such patterns, so
 # the left word boundary is checked by hand in `_has_word`.

@@ -1,4 +1,4 @@
-"""Which memories a forget request reaches (SPEC §7).
+"""Which memories a forget request reaches.
 
 By id, everything, or a topic ("forget my daughter", "忘掉我女儿的事"). A topic
 is matched the way recall matches a question, lexical and semantic:

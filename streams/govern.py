@@ -1,4 +1,4 @@
-"""Governance: memory strength decays with time; weak memories are archived, then deleted (SPEC §7).
+"""Governance: memory strength decays with time; weak memories are archived, then deleted.
 
 Pure decisions for the consolidation processor, which owns a user's memories
 and applies them when a `GovernanceTick` arrives. Time comes from the tick

@@ -1,4 +1,4 @@
-"""The guard: the single write path every candidate passes (SPEC §3.4).
+"""The guard: the single write path every candidate passes.
 
 Order matters and is fixed:
 

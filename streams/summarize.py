@@ -1,4 +1,4 @@
-"""L2 session summaries: incremental, triggered, idempotent (SPEC §4).
+"""L2 session summaries: incremental, triggered, idempotent.
 
 Turns accumulate per session as pending messages; a `SummaryRequested`
 checks the trigger and, when it fires, summarises the previous sections plus
@@ -154,7 +154,7 @@ def forget_in_session(state: SessionSummaryState, request: ForgetRequested) -> N
 
 
 def should_summarize(state: SessionSummaryState, config: SummaryConfig) -> bool:
-    """The trigger of SPEC §4, evaluated on the pending messages."""
+    """The summary trigger (enough new messages or characters), evaluated on the pending messages."""
     if not state.pending:
         return False  # the latest snapshot already ends at the last message
     if state.version == 0:

@@ -1,4 +1,4 @@
--- Engram analytics schema (SPEC §8): history, audit and observability read model.
+-- Engram analytics schema: history, audit and observability read model.
 --
 -- Written by engram.projections.clickhouse (ClickHouseProjector) through
 -- clickhouse-connect, to the in-process chDB engine (embedded runtime) or a
@@ -187,7 +187,7 @@ ENGINE = ReplacingMergeTree
 PARTITION BY toYYYYMM(occurred_at)
 ORDER BY (tenant_id, rule, event_id);
 
--- One row per recall (every SPEC §8 field); feedback joins on recall_id.
+-- One row per recall (every field of RecallServed); feedback joins on recall_id.
 CREATE TABLE IF NOT EXISTS recalls
 (
     event_id                  String,

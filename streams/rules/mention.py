@@ -4,7 +4,7 @@ The subject rules keep what a turn says about the user. A turn that says
 nothing about the user can still carry a fact the chat will come back to:
 the answer to the other person's question ("It was Matt Patterson, he is so
 talented"), a place, a title, a date, a scene. Such a turn used to leave no
-trace but its raw text (which recall does not inject by default, SPEC §1).
+trace but its raw text (which recall does not inject by default).
 When a whole English turn gave no note, its first statements (at most
 `MAX_MENTIONS`) are kept compactly as "User mentioned: …" with low
 confidence: not a fact about the user (no profile slot, no preference), only a

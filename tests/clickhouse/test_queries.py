@@ -11,7 +11,7 @@ from engram.projections.clickhouse_queries import QueryResult, bind, resolve_que
 
 from .seed import expected_growth, percentile, seed_changes, seed_recalls
 
-SPEC_QUESTIONS = {"recall_latency_p95_by_agent", "average_relevance", "enabled_not_injected_share",
+ANALYST_QUESTIONS = {"recall_latency_p95_by_agent", "average_relevance", "enabled_not_injected_share",
                   "bad_feedback_reasons", "memory_growth_by_type", "memory_lineage", "erasures"}
 
 
@@ -30,7 +30,7 @@ def recalls(projector: ClickHouseProjector):
 
 
 def test_one_shipped_query_per_spec_question() -> None:
-    assert set(shipped_queries()) == SPEC_QUESTIONS
+    assert set(shipped_queries()) == ANALYST_QUESTIONS
 
 
 def test_p95_recall_latency_per_agent(projector: ClickHouseProjector, recalls) -> None:

@@ -77,7 +77,7 @@ def test_the_sdk_sends_the_turns_of_many_new_owners_within_its_normal_close_time
                                                                                     prefix: str) -> None:
     """Every record of 300 owners new to the deployment is sent; none fails for want of a data key.
 
-    With one key-store round trip per new owner (about a second each, session 5) most of them
+    With one key-store round trip per new owner (about a second each, as measured before batching) most of them
     were still waiting for their key when `close` gave up, and failed as "no data key in time".
     """
     ns = Namespace(prefix)

@@ -1,4 +1,4 @@
-"""GOLDEN.md cases that need no LLM and no server, through the normal ingest path."""
+"""The numbered acceptance cases (case01 ... below) that need no LLM and no server, through the normal ingest path."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GOLDEN cases 4, 23 and the merge cases 6-8, 22 with the scripted model, through the normal ingest path."""
+"""Acceptance cases 4, 23 and the merge cases 6-8, 22 (numbered as in tests/golden) with the scripted model, through the normal ingest path."""
 
 from __future__ import annotations
 

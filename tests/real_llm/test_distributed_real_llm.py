@@ -1,4 +1,4 @@
-"""GOLDEN case 1 inside `engram worker` on the distributed runtime, with a real model.
+"""Acceptance case 1 (tests/golden) inside `engram worker` on the distributed runtime, with a real model.
 
 The worker process builds its processor context from the ENGRAM_LLM_* it
 inherits (as a deployment would); judge and summaries are off to keep the

@@ -1,4 +1,4 @@
-"""GOLDEN cases 1, 3, 4, 6, 7, 22 and 23 on the embedded runtime, with a real model.
+"""Acceptance cases 1, 3, 4, 6, 7, 22 and 23 (numbered as in tests/golden) on the embedded runtime, with a real model.
 
 The model is whatever `ENGRAM_LLM_*` names (by default the local Qwen2.5
 1.5B of `deploy/local/llm`), reached through the `openai` client like any

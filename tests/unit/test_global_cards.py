@@ -1,4 +1,4 @@
-"""Global card selection (SPEC §5, GOLDEN 16-17)."""
+"""Global card selection (acceptance cases 16-17)."""
 
 from __future__ import annotations
 

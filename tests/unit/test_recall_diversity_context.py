@@ -1,4 +1,4 @@
-"""Source-diverse ordering and the turns shown beside the best memory (issue 12)."""
+"""Source-diverse ordering and the turns shown beside the best memory."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def test_the_best_memory_shows_the_turn_it_answers_and_the_reply_when_asked(tmp_
 
 
 def test_context_turns_are_off_by_default_and_never_repeat_a_shown_turn(tmp_path: Path) -> None:
-    with _chat(tmp_path) as runtime:  # SPEC §1: raw turns are not injected unless asked for
+    with _chat(tmp_path) as runtime:  # raw turns are not injected unless asked for
         result = runtime.recall(RecallRequest("t1", "u1", "a1", "s2", "kayaking on the lake", T0 + timedelta(days=1)))
     assert all(not i.context_turns for i in result.items)
     with _chat(tmp_path / "all", context_turns_top=10) as runtime:

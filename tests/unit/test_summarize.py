@@ -1,4 +1,4 @@
-"""Session summaries: trigger, incremental input, idempotency, redaction (GOLDEN 12-15)."""
+"""Session summaries: trigger, incremental input, idempotency, redaction (acceptance cases 12-15)."""
 
 from __future__ import annotations
 

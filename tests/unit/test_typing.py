@@ -1,4 +1,4 @@
-"""The source is mypy-clean (DESIGN: type hints everywhere)."""
+"""The source is mypy-clean (type hints everywhere)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
--- SPEC §8: average relevance of what recall injected, per agent.
+-- average relevance of what recall injected, per agent.
 -- Over recalls that injected at least one long-term memory (the relevance
 -- scores belong to those items; a recall with none has no relevance to average).
 SELECT

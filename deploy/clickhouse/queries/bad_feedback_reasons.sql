@@ -1,4 +1,4 @@
--- SPEC §8: why users said a recall was bad, per agent.
+-- why users said a recall was bad, per agent.
 -- A recall's feedback is its latest verdict (recall_observations: argMax by time),
 -- so a recall rated bad and later good is not counted. share = of that agent's bad recalls.
 SELECT

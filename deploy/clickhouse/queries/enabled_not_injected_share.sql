@@ -1,4 +1,4 @@
--- SPEC §8: share of recalls with memory enabled but nothing injected, per agent.
+-- share of recalls with memory enabled but nothing injected, per agent.
 SELECT
     tenant_id,
     agent_id,

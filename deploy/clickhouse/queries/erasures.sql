@@ -1,4 +1,4 @@
--- SPEC §7: what forget erased, per tenant and day: requests by scope, memories erased,
+-- what forget erased, per tenant and day: requests by scope, memories erased,
 -- users whose data key was destroyed (their sealed text is unreadable everywhere).
 -- Parameters: tenant (empty for every tenant).
 SELECT

@@ -1,4 +1,4 @@
--- SPEC §8: memory growth per type, per day.
+-- memory growth per type, per day.
 -- created: memories created that day; net_active: change in the number of active
 -- memories (a change counts +1 when it makes a memory active, -1 when it ends an
 -- active one); active_total: active memories of that type at the end of the day.

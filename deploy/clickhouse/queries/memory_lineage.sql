@@ -1,4 +1,4 @@
--- SPEC §8: how one memory came to be: every change, the candidate behind it,
+-- how one memory came to be: every change, the candidate behind it,
 -- back to the L0 turns it was extracted from (turn content redacted).
 -- Parameters: tenant, user, memory_id. One row per (change, source turn);
 -- a change caused by a user command has cause_type set and no candidate or turn.

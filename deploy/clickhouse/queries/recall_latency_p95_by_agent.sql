@@ -1,4 +1,4 @@
--- SPEC §8: p95 recall latency per agent, in milliseconds.
+-- p95 recall latency per agent, in milliseconds.
 -- Total latency = retrieval + context build. quantileExactInclusive interpolates
 -- linearly between the two nearest ranks (numpy's default percentile), exactly.
 SELECT
