@@ -74,11 +74,11 @@ def worker(ctx: click.Context, role: str, bootstrap: str, prefix: str, generatio
     if die_with_parent:
         arrange_exit()
     data = Path(ctx.obj["data"])
-    os.environ["ENGRAM_DATA"] = str(data)  # the projector child reads the same config file
     try:
         context = default_context(load_config(data))
     except ConfigError as exc:
         raise click.ClickException(f"the config file is not valid: {exc}") from None
+    os.environ["ENGRAM_DATA"] = str(data)  # the projector child reads the same config file
     logging.basicConfig(level=loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     ns = Namespace(prefix, generation)
     processors = None if role == "projectors" else WorkerSettings(

@@ -73,7 +73,9 @@ def test_both_runtimes_build_their_context_from_the_file(tmp_path: Path) -> None
     assert backend.config.recall.deadline_ms == 250
 
 
-def test_engram_config_shows_the_sources_and_every_command_refuses_a_bad_file(tmp_path: Path) -> None:
+def test_engram_config_shows_the_sources_and_every_command_refuses_a_bad_file(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_DATA", str(tmp_path))  # restored after: `engram worker` exports its --data
     runner = CliRunner()
     _write(tmp_path / "engram.toml", "[recall]\ndeadline_ms = 250\n")
     shown = runner.invoke(cli, ["--data", str(tmp_path), "config"], obj={})
