@@ -157,11 +157,20 @@ def recall(ctx: click.Context, tenant: str, user: str, agent: str, session: str,
     with opened(ctx) as access:
         query = RecallQuery(tenant=tenant, user=user, agent=agent, session=session, question=question,
                             deadline_ms=deadline_ms)
+        warm_up(access, query)
         response = access.recall(LOCAL, query)
     if as_json:
         emit_json(response.model_dump(mode="json"))
     else:
         click.echo(render.recall_response_text(response))
+
+
+def warm_up(access: AccessService, query: RecallQuery) -> None:
+    """Open the store's connections before the deadline starts, as a server has them open before a request:
+    a one-shot command would otherwise spend the deadline connecting (Weaviate, Kafka) and miss parts."""
+    access.backend.ping()
+    access.known(query.tenant, query.user, query.session)
+    access.search(LOCAL, query.tenant, query.user, None, query.question, 1)
 
 
 @click.command()
