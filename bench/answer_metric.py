@@ -34,6 +34,7 @@ STOPWORDS = frozenset(
     """a an the and or but nor so yet if then than as of in on at by for with from to into onto over under
     about around before after since until during between through per via
     i me my mine you your yours he him his she her hers it its we us our ours they them their theirs
+    myself yourself himself herself itself ourselves yourselves themselves
     this that these those there here who whom whose which what when where why how
     is are was were be been being am do does did done have has had will would shall should can could
     may might must s t d ll re ve m not no yes likely probably maybe perhaps also just very too only
