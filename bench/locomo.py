@@ -18,8 +18,8 @@ without evidence are counted but not scored) is recalled in a fresh session
 session, with a large result limit and token budget so the cut-offs below are
 the benchmark's, not the service's:
 
-- the long-term items (kind persona or memory), in the order recall returns
-  them, are the ranking; an item's provenance is its `source_message_ids`;
+- the items, in the order recall returns them, are the ranking (every kind;
+  bench/recall_items.py); an item's provenance is its `source_message_ids`;
   a turn shown beside a memory (`context_turns`, the verbatim turns around its
   source turn) follows it as an item of its own, with its one dia_id and its
   own tokens (it takes a rank and budget like a raw turn);
