@@ -204,17 +204,17 @@ def engram_rankings(runtime: Any, conv: Conversation, questions: Sequence[Questi
     rankings, contexts, latencies, exceeded = [], [], [], 0
     dia_ids = frozenset(t.dia_id for t in conv.turns)
     for q in questions:
-        def recall(limit: int, budget: int) -> Any:
+        def recall(message_id: str, limit: int, budget: int) -> Any:
             return runtime.recall(RecallRequest(
                 tenant=TENANT, user=conv.user, agent=AGENT, session=EVAL_SESSION, question=q.text,
-                now=conv.eval_time, message_id=f"q{q.index}", limit=limit, token_budget=budget))
+                now=conv.eval_time, message_id=message_id, limit=limit, token_budget=budget))
 
         start = time.perf_counter()
-        result = recall(limit, budget)
+        result = recall(f"q{q.index}", limit, budget)
         latencies.append((time.perf_counter() - start) * 1000)
         exceeded += bool(result.deadline_exceeded)
         rankings.append(ranked_items(result.items, dia_ids))
-        budgeted = recall(context_limit, TOKEN_BUDGET)
+        budgeted = recall(f"q{q.index}-context", context_limit, TOKEN_BUDGET)
         contexts.append(Context(tuple(ranked_items(budgeted.items, dia_ids)), budgeted.memory_section))
     lat = sorted(latencies)
     info = {"recall_p50_ms": round(median(lat), 2),
