@@ -92,3 +92,17 @@ def unknown_session(tenant: str, user: str, session: str) -> NotFound:
 
 def unknown_memory(memory_id: str) -> NotFound:
     return NotFound(f"no active memory {memory_id!r} for this user", "unknown_memory")
+
+
+def invalid_input(errors: list[Any], limit: int = 5) -> BadRequest:
+    """A BadRequest `invalid_request` naming each invalid field: `user: must be ...; content: ...`.
+
+    `errors` are pydantic's `ValidationError.errors()`; the text is safe to send (no lone surrogate).
+    """
+    parts = []
+    for error in errors[:limit]:
+        location = ".".join(str(p) for p in error.get("loc", ())) or "value"
+        parts.append(f"{location}: {error.get('msg', 'invalid')}")
+    more = f" (and {len(errors) - limit} more)" if len(errors) > limit else ""
+    message = ("; ".join(parts) + more).encode("utf-8", "backslashreplace").decode("utf-8")
+    return BadRequest(message, "invalid_request")

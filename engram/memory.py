@@ -20,19 +20,24 @@ from __future__ import annotations
 import os
 import uuid
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import TypeAdapter, ValidationError
+
 from engram.access.auth import LOCAL
-from engram.access.errors import BadRequest, NotFound
+from engram.access.errors import BadRequest, NotFound, invalid_input
 from engram.access.models import ForgetBody, LineageStep, RecallQuery, RecallResponse, SearchMatch
 from engram.access.service import AccessService, search_response
 from engram.runtime_port import MemoryRuntime, open_runtime
+from engram.schemas.base import Identifier, check_utf8
 from engram.schemas.inputs import TurnInput
 from engram.schemas.memory import MemoryRecord
 
+_IDENTIFIER: TypeAdapter[str] = TypeAdapter(Identifier)
 Message = str | Mapping[str, Any]
 DEFAULT_DATA = Path.home() / ".engram"
 
@@ -75,7 +80,8 @@ class Memory:
         A dict may carry `message_id`: sending the same id again records nothing (safe retries).
         """
         items = [messages] if isinstance(messages, (str, Mapping)) else list(messages)
-        turns = [self._turn(user, item, session, agent, tenant) for item in items]
+        with validated():
+            turns = [self._turn(user, item, session, agent, tenant) for item in items]
         if not turns:
             return []
         _, changes = self.access.record(LOCAL, turns)
@@ -103,13 +109,15 @@ class Memory:
 
         A new session gets the user's long-term memory (`session_known` false); a new user an empty context.
         """
-        query = RecallQuery(tenant=tenant or self.tenant, user=user, agent=agent or self.agent,
-                            session=session or self.session, question=question, system_prompt=system_prompt,
-                            token_budget=token_budget, deadline_ms=deadline_ms)
+        with validated():
+            query = RecallQuery(tenant=tenant or self.tenant, user=user, agent=agent or self.agent,
+                                session=session or self.session, question=question, system_prompt=system_prompt,
+                                token_budget=token_budget, deadline_ms=deadline_ms)
         return self.access.recall(LOCAL, query)
 
     def memories(self, user: str, *, tenant: str | None = None, include_all: bool = False) -> list[MemoryRecord]:
         """What is remembered about the user (active memories; `include_all` adds replaced and retired ones)."""
+        check_inputs({"tenant": tenant, "user": user})
         try:
             return self.access.memories(LOCAL, tenant or self.tenant, user, "all" if include_all else "active")
         except NotFound as missing:
@@ -119,6 +127,7 @@ class Memory:
 
     def search(self, user: str, query: str, *, limit: int = 10, tenant: str | None = None) -> list[SearchMatch]:
         """The user's memories matching `query` by meaning and keywords, best first."""
+        check_inputs({"tenant": tenant, "user": user}, {"query": query})
         found = self.access.search(LOCAL, tenant or self.tenant, user, None, query, limit)
         return search_response(found).results
 
@@ -132,6 +141,7 @@ class Memory:
                tenant: str | None = None) -> list[Remembered]:
         """Forget one memory (id or unique id prefix), every memory about a topic, or everything."""
         t = tenant or self.tenant
+        check_inputs({"tenant": t, "user": user}, {"memory_id": memory_id, "topic": topic})
         if sum((memory_id is not None, bool(topic.strip()), everything)) != 1:
             raise BadRequest("give exactly one of memory_id, topic or everything=True")
         ids = [self.resolve(user, memory_id, tenant=t)] if memory_id is not None else []
@@ -142,6 +152,7 @@ class Memory:
     def correct(self, user: str, memory_id: str, text: str, *, tenant: str | None = None) -> list[Remembered]:
         """Replace a memory's content with what the user says is right."""
         t = tenant or self.tenant
+        check_inputs({"tenant": t, "user": user}, {"memory_id": memory_id, "text": text})
         result = self.access.correct(LOCAL, t, user, self.resolve(user, memory_id, tenant=t), text)
         return [Remembered(c.memory_id, c.after or "", c.change, c.before) for c in result.changes]
 
@@ -155,6 +166,7 @@ class Memory:
                 status: Literal["active", "all"] = "active") -> str:
         """A full memory id from an id or a unique prefix of one (as the CLI lists them)."""
         t = tenant or self.tenant
+        check_inputs({"tenant": t, "user": user}, {"memory_id": memory_id})
         records = self.memories(user, tenant=t, include_all=status == "all")
         return resolve_id(memory_id, [r.memory_id for r in records])
 
@@ -166,6 +178,31 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@contextmanager
+def validated() -> Iterator[None]:
+    """Invalid input raises BadRequest `invalid_request` naming the fields, not pydantic's raw error."""
+    try:
+        yield
+    except ValidationError as exc:
+        raise invalid_input(exc.errors()) from None
+
+
+def check_inputs(ids: Mapping[str, str | None], texts: Mapping[str, str | None] | None = None) -> None:
+    """Ids are identifiers and texts valid UTF-8, as the HTTP API checks them (BadRequest otherwise)."""
+    for name, value in ids.items():
+        if value is not None:
+            try:
+                _IDENTIFIER.validate_python(value)
+            except ValidationError as exc:
+                raise invalid_input([{**e, "loc": (name,)} for e in exc.errors()]) from None
+    for name, value in (texts or {}).items():
+        if value is not None:
+            try:
+                check_utf8(value)
+            except ValueError as exc:
+                raise invalid_input([{"loc": (name,), "msg": str(exc)}]) from None
 
 
 def resolve_id(given: str, known: Sequence[str]) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import sqlite3
 import threading
 import time
 from collections import Counter
@@ -152,10 +153,28 @@ class EmbeddedBackend:
         try:
             self.runtime.append(batch, process=False)
         except Exception:
-            log.exception("could not log %d recall observation(s); kept for the next recall", len(batch))
+            log.exception("could not log %d recall observation(s) together; logging them one by one", len(batch))
             self._counts.add("recall.observation_failed")
+            kept = [o for o in batch if not self._log_alone(o)]
             with self._late_lock:
-                self._late_observations[:0] = batch[-1000:]
+                self._late_observations[:0] = kept[-1000:]
+
+    def _log_alone(self, observation: RecallServed) -> bool:
+        """Log one observation: True when done or dropped for good, False when worth another try.
+
+        A database error may pass (kept for the next flush); any other error is the observation's
+        own (it cannot be encoded): it is dropped with its reason, so it never blocks the others.
+        """
+        try:
+            self.runtime.append([observation], process=False)
+        except sqlite3.Error:
+            return False
+        except Exception as exc:
+            log.error("dropped recall observation %s of tenant %s: it cannot be logged (%s: %s)",
+                      ascii(observation.recall_id), ascii(observation.tenant_id), type(exc).__name__,
+                      ascii(str(exc)))
+            self._counts.add("recall.observation_dropped")
+        return True
 
     # -- reads ---------------------------------------------------------------------------
     def read(self, query: Callable[[MemoryStore], T]) -> T:
