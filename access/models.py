@@ -241,7 +241,7 @@ class LineageTurn(_Response):
     session_id: str
     role: str
     at: datetime
-    content: str
+    content: str | None = Field(description="the turn's text; null once its user's memory was forgotten")
 
 
 class LineageStep(_Response):
