@@ -211,17 +211,23 @@ def open_runtime(data: Path | str, env: Mapping[str, str] | None = None, *, serv
         kind = runtime_kind(environ)
     except ValueError as exc:
         raise RuntimeUnavailable(str(exc), "bad_runtime") from None
+    from engram.core.embedding import warm_up
+
+    runtime: MemoryRuntime
     if kind == "embedded":
         from engram.runtime.backend import EmbeddedBackend
 
-        return EmbeddedBackend.open(data) if serving else EmbeddedBackend.unlocked(data)
-    try:
-        from engram.distributed.backend import DistributedBackend
-    except ImportError as exc:
-        raise RuntimeUnavailable(
-            "ENGRAM_RUNTIME=distributed needs the kafka, weaviate and clickhouse extras: "
-            f"pip install 'engram[kafka,weaviate,clickhouse]' ({exc})", "missing_extra") from None
-    return DistributedBackend.from_env(data, environ)
+        runtime = EmbeddedBackend.open(data) if serving else EmbeddedBackend.unlocked(data)
+    else:
+        try:
+            from engram.distributed.backend import DistributedBackend
+        except ImportError as exc:
+            raise RuntimeUnavailable(
+                "ENGRAM_RUNTIME=distributed needs the kafka, weaviate and clickhouse extras: "
+                f"pip install 'engram[kafka,weaviate,clickhouse]' ({exc})", "missing_extra") from None
+        runtime = DistributedBackend.from_env(data, environ)
+    warm_up(runtime.embedder)  # the first recall must not pay for loading a model past its deadline
+    return runtime
 
 
 __all__ = ["DECISIONS", "decision_of", "CommandFailed", "DataDirBusy", "GovernReport", "IngestReport", "MemoryRuntime", "RuntimeUnavailable",
