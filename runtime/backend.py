@@ -1,10 +1,12 @@
 """The embedded adapter of the runtime port (`engram.runtime_port.MemoryRuntime`).
 
-The embedded runtime holds one SQLite connection and is single-threaded: the
-adapter serialises every call with one lock. A recall's parts run on the
-process's bounded recall pool, each under the lock: the recall returns by its
-deadline with the parts that got the lock and read in time, the rest marked
-missed (recall/deadline.py), rather than wait (the chat goes on).
+The embedded runtime has one writer: ingest, commands, governance and replay are serialised by
+one lock and run on the runtime's own SQLite connection. Reads never take that lock: recall,
+search and the listings run on the runtime's reader (`engram.projections.embedded_reader`),
+each thread on its own WAL connection, with search indexes and cached reads under snapshots the
+writer swaps at each commit (`engram.projections.snapshots`). A recall's parts run on the
+process's bounded recall pool and the recall returns by its deadline with the parts ready
+(recall/deadline.py).
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ import fcntl
 import logging
 import sqlite3
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -24,7 +25,7 @@ from typing import IO, Any, TypeVar
 from engram.core.metrics import Metrics
 from engram.core.ports import Progress
 from engram.projections.ports import MemoryStore
-from engram.recall.deadline import PartMissed, shared_pool
+from engram.recall.deadline import shared_pool
 from engram.recall.service import RecallRequest, RecallResult, RecallService
 from engram.runtime_port import DECISIONS, CommandFailed, DataDirBusy, GovernReport, IngestReport, decision_of, \
     with_deadline
@@ -76,6 +77,7 @@ class EmbeddedBackend:
     def ingest(self, turns: Iterable[TurnInput], *, wait: bool = True) -> IngestReport:
         """Append and process the turns (always before returning: `wait` is for the distributed runtime)."""
         with self._lock:
+            self._flush_observations()
             before = self.runtime.log.last_seq()
             report = self.runtime.ingest(turns)
             report.changes = [e for _, e in self.runtime.log.scan(after=before, types=("MemoryChanged",))
@@ -110,33 +112,22 @@ class EmbeddedBackend:
 
     # -- recall ----------------------------------------------------------------------
     def recall(self, request: RecallRequest, deadline_ms: float) -> RecallResult | None:
-        """The parts run on the process's recall pool, each under the lock (recall/deadline.py): the call
-        returns by the deadline with the parts ready, whoever holds the lock; late reads end unseen."""
-        start = time.perf_counter()
-        service = RecallService(self.runtime.store, self.runtime.ctx.embedder, with_deadline(self.config, deadline_ms),
-                                shared_pool(self.config.recall.pool_size), self._held)
+        """The parts run on the process's recall pool against the reader (its own connections and
+        snapshots: never the writer's lock), and the call returns by the deadline with the parts ready
+        (recall/deadline.py). The observation is logged if the lock is free, else with the next write."""
+        service = RecallService(self.runtime.reader, self.runtime.ctx.embedder,
+                                with_deadline(self.config, deadline_ms), shared_pool(self.config.recall.pool_size))
         result = service.safe_recall(request)
         self._counts.add("recall.failed", service.failures)
-        self._observe(result.observation, max(0.0, deadline_ms / 1000 - (time.perf_counter() - start)))
+        self._observe(result.observation)
         return None if service.failures else result
 
-    @contextmanager
-    def _held(self, timeout_s: float) -> Iterator[None]:
-        """The lock for one recall part, or PartMissed when it is not free in time."""
-        if not self._lock.acquire(timeout=timeout_s):
-            self._counts.add("recall.lock_timeout")
-            raise PartMissed("the data folder's lock was busy until the deadline")
-        try:
-            yield
-        finally:
-            self._lock.release()
-
-    def _observe(self, observation: RecallServed, timeout_s: float = -1) -> None:
-        """Log the observation (and any left over); never fail the recall because of it, nor wait past
-        its deadline for the lock: then it is kept and logged with the next write or read of the log."""
+    def _observe(self, observation: RecallServed) -> None:
+        """Log the observation (and any left over) if the lock is free; never fail the recall because of
+        it, nor wait for a writer: then it is kept and logged with the next write or read of the log."""
         with self._late_lock:
             self._late_observations.append(observation)
-        if not self._lock.acquire(timeout=timeout_s):
+        if not self._lock.acquire(blocking=False):
             self._counts.add("recall.observation_deferred")
             return
         try:
@@ -178,8 +169,8 @@ class EmbeddedBackend:
 
     # -- reads ---------------------------------------------------------------------------
     def read(self, query: Callable[[MemoryStore], T]) -> T:
-        with self._lock:
-            return query(self.runtime.store)
+        """A read on the reader: its own connection and snapshots, never waiting for a writer."""
+        return query(self.runtime.reader)
 
     def event(self, tenant: str, user: str, event_id: str) -> Event | None:
         with self._lock:
