@@ -35,7 +35,7 @@ from engram.schemas.memory import MemoryRecord
 
 from .auth import Principal
 from .backend import MemoryBackend
-from .errors import Conflict, NotFound, unknown_memory, unknown_session, unknown_user
+from .errors import BadRequest, Conflict, NotFound, unknown_memory, unknown_session, unknown_user
 from .metrics import Metrics
 from .models import (
     ChatMessage, ControlResult, FeedbackRequest, FeedbackResult, ForgetBody, IngestResult, LineageStep,
@@ -46,6 +46,9 @@ log = logging.getLogger("engram.access")
 Clock = Callable[[], datetime]
 StatusFilter = Literal["active", "all"]
 ALL_STATUSES = ("active", "replaced", "retired", "archived")
+FORGETTABLE = ("active", "archived")
+MIN_PREFIX = 4
+"""A memory id may be given by a unique prefix of at least this many characters (as listings show them)."""
 
 
 def utc_now() -> datetime:
@@ -84,10 +87,17 @@ class AccessService:
         self.backend.read(_session_check(tenant, user, session))
 
     def _active(self, tenant: str, user: str, memory_id: str) -> MemoryRecord:
-        record = self.backend.read(lambda store: store.get_memory(tenant, user, memory_id))
-        if record is None or record.status != "active":
-            raise unknown_memory(memory_id)
-        return record
+        """The active memory of that id or unique prefix (BadRequest / NotFound as `resolve_id`)."""
+        return self._resolved(tenant, user, memory_id, ("active",))
+
+    def _resolved(self, tenant: str, user: str, given: str, statuses: tuple[str, ...]) -> MemoryRecord:
+        """The memory `given` names, by its id or a unique prefix of one, among those statuses."""
+        record = self.backend.read(lambda store: store.get_memory(tenant, user, given))
+        if record is not None and record.status in statuses:
+            return record
+        records = self.backend.read(lambda store: store.list_memories(tenant, user, statuses))
+        full = resolve_id(given, [r.memory_id for r in records])
+        return next(r for r in records if r.memory_id == full)
 
     # -- ingest and recall ------------------------------------------------------------
     def ingest(self, who: Principal, turns: Sequence[TurnInput]) -> IngestResult:
@@ -189,13 +199,14 @@ class AccessService:
 
     def memory(self, who: Principal, tenant: str, user: str, memory_id: str) -> MemoryRecord:
         self.require_user(who, tenant, user)
-        record = self.backend.read(lambda store: store.get_memory(tenant, user, memory_id))
-        if record is None:
-            raise NotFound(f"no memory {memory_id!r} for this user", "unknown_memory")
-        return record
+        return self._resolved(tenant, user, memory_id, ALL_STATUSES)
 
     def lineage(self, who: Principal, tenant: str, user: str, memory_id: str) -> list[LineageStep]:
         self.require_user(who, tenant, user)
+        try:
+            memory_id = self._resolved(tenant, user, memory_id, ALL_STATUSES).memory_id
+        except NotFound:
+            pass  # a forgotten memory has no row any more: its full id still finds its lineage
         steps = self.backend.lineage(tenant, user, memory_id)
         if not steps:
             raise NotFound(f"no memory {memory_id!r} was ever recorded for this user", "unknown_memory")
@@ -223,22 +234,25 @@ class AccessService:
     # -- user controls -------------------------------------------------------------------
     def correct(self, who: Principal, tenant: str, user: str, memory_id: str, content: str) -> ControlResult:
         self.require_user(who, tenant, user)
-        self._active(tenant, user, memory_id)
+        memory_id = self._active(tenant, user, memory_id).memory_id
         return self._command(CorrectionRequested, tenant, user, memory_id=memory_id, content=content)
 
     def pin(self, who: Principal, tenant: str, user: str, memory_id: str, pinned: bool = True) -> ControlResult:
         self.require_user(who, tenant, user)
-        self._active(tenant, user, memory_id)
+        memory_id = self._active(tenant, user, memory_id).memory_id
         return self._command(PinRequested, tenant, user, memory_id=memory_id, pinned=pinned)
 
     def forget_one(self, who: Principal, tenant: str, user: str, memory_id: str) -> ControlResult:
         self.require_user(who, tenant, user)
-        self._active(tenant, user, memory_id)
+        memory_id = self._active(tenant, user, memory_id).memory_id
         return self._command(ForgetRequested, tenant, user, memory_ids=(memory_id,))
 
     def forget(self, who: Principal, body: ForgetBody) -> ControlResult:
         """Forget memories by id, by topic text, or everything (also summaries and the recent window)."""
         self.require_user(who, body.tenant, body.user)
+        if body.memory_ids:  # ids or unique prefixes of memories that can be forgotten; an unknown one is a 404
+            full = [self._resolved(body.tenant, body.user, m, FORGETTABLE).memory_id for m in body.memory_ids]
+            body = body.model_copy(update={"memory_ids": full})
         if body.dry_run:
             return self._forget_preview(body)
         return self._command(ForgetRequested, body.tenant, body.user, memory_ids=tuple(body.memory_ids),
@@ -262,6 +276,26 @@ class AccessService:
         changes = self.backend.submit([command])
         self.metrics.add(f"controls.{kind.model_fields['type'].default}")
         return control_result(changes)
+
+
+def resolve_id(given: str, known: Sequence[str]) -> str:
+    """`given` itself if known, else the one known id it starts.
+
+    NotFound `unknown_memory` when none matches, BadRequest `prefix_too_short` for a prefix shorter
+    than MIN_PREFIX, `ambiguous_id` when several match.
+    """
+    if given in known:
+        return given
+    if len(given) < MIN_PREFIX:
+        raise BadRequest(f"memory id prefix {given!r} is too short: give at least {MIN_PREFIX} characters "
+                         "(or the full id)", "prefix_too_short")
+    matches = [k for k in known if k.startswith(given)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise BadRequest(f"memory id prefix {given!r} matches {len(matches)} memories: give more of it",
+                         "ambiguous_id")
+    raise unknown_memory(given)
 
 
 def _numbered(issue: IngestIssue) -> str:

@@ -31,7 +31,7 @@ from pydantic import TypeAdapter, ValidationError
 from engram.access.auth import LOCAL
 from engram.access.errors import BadRequest, NotFound, invalid_input
 from engram.access.models import ForgetBody, LineageStep, RecallQuery, RecallResponse, SearchMatch
-from engram.access.service import AccessService, search_response
+from engram.access.service import AccessService, resolve_id, search_response
 from engram.runtime_port import MemoryRuntime, open_runtime
 from engram.schemas.base import Identifier, check_utf8
 from engram.schemas.inputs import TurnInput
@@ -203,19 +203,6 @@ def check_inputs(ids: Mapping[str, str | None], texts: Mapping[str, str | None] 
                 check_utf8(value)
             except ValueError as exc:
                 raise invalid_input([{"loc": (name,), "msg": str(exc)}]) from None
-
-
-def resolve_id(given: str, known: Sequence[str]) -> str:
-    """`given` itself if known, else the one known id it starts; NotFound / BadRequest otherwise."""
-    if given in known:
-        return given
-    matches = [k for k in known if k.startswith(given)] if len(given) >= 4 else []
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        raise BadRequest(f"memory id prefix {given!r} matches {len(matches)} memories: give more of it",
-                         "ambiguous_id")
-    raise NotFound(f"no active memory {given!r} for this user", "unknown_memory")
 
 
 __all__ = ["Memory", "Remembered", "resolve_id"]
