@@ -66,6 +66,23 @@ class Conflict(AccessError):
         return {"error": {"code": self.code, "message": self.message, **self.details}}
 
 
+class InvalidTurns(BadRequest):
+    """Some turns of a batch were invalid and not recorded; the valid ones were (`details`: `turns`, each
+    with index, message_id, reason and message, and `ingested`, what was recorded)."""
+
+    status = 422
+    code = "invalid_turns"
+
+    def __init__(self, message: str, details: dict[str, Any], changes: list[Any] | None = None) -> None:
+        super().__init__(message)
+        self.details = details
+        self.changes = changes or []
+        """The memory changes the valid turns caused (`MemoryChange`)."""
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": self.message, **self.details}}
+
+
 class TooLarge(AccessError):
     """The request body or batch is larger than the configured limit."""
 

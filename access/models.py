@@ -73,7 +73,15 @@ class UserScope(_Request):
 class TurnBatch(_Request):
     """Several turns in one request (they may belong to several users of one tenant)."""
 
-    turns: list[TurnInput] = Field(min_length=1)
+    turns: list[dict[str, Any]] = Field(
+        min_length=1, json_schema_extra={"items": {"$ref": "#/components/schemas/TurnInput"}},
+        description="the turns (each a TurnInput); an invalid one is named in a 422 `invalid_turns` (its index "
+                    "and why) and the valid ones are recorded")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _valid_utf8(cls, data: Any) -> Any:
+        return data  # each turn is validated on its own (TurnInput refuses what cannot be encoded)
 
 
 class IngestResult(_Response):

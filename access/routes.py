@@ -99,7 +99,7 @@ def metrics(who: Who, access: Access) -> MetricsInfo:
                                                     "names each such turn; the other turns were ingested)"}})
 def post_turns(body: Annotated[OneOrMany, Body()], who: Who, access: Access,
                request: Request) -> IngestResult:
-    turns = body.turns if isinstance(body, TurnBatch) else [body]
+    turns: list[TurnInput | dict[str, Any]] = list(body.turns) if isinstance(body, TurnBatch) else [body]
     limit = request.app.state.limits.max_batch_turns
     if len(turns) > limit:
         raise TooLarge(f"a batch holds at most {limit} turns, got {len(turns)}", "batch_too_large")

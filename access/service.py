@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any, Literal
 
@@ -28,6 +28,8 @@ from engram.schemas.events import (
     CorrectionRequested, FeedbackGiven, ForgetRequested, MemoryChanged, PinRequested, RecallServed,
     SummarySnapshotted,
 )
+from pydantic import ValidationError
+
 from engram.runtime.engine import IngestReport
 from engram.schemas.inputs import IngestIssue, TurnInput
 from engram.streams.forget import select_forget_targets
@@ -35,7 +37,8 @@ from engram.schemas.memory import MemoryRecord
 
 from .auth import Principal
 from .backend import MemoryBackend
-from .errors import BadRequest, Conflict, NotFound, unknown_memory, unknown_session, unknown_user
+from .errors import BadRequest, Conflict, InvalidTurns, NotFound, invalid_input, unknown_memory, unknown_session, \
+    unknown_user
 from .metrics import Metrics
 from .models import (
     ChatMessage, ControlResult, FeedbackRequest, FeedbackResult, ForgetBody, IngestResult, LineageStep,
@@ -100,19 +103,31 @@ class AccessService:
         return next(r for r in records if r.memory_id == full)
 
     # -- ingest and recall ------------------------------------------------------------
-    def ingest(self, who: Principal, turns: Sequence[TurnInput]) -> IngestResult:
+    def ingest(self, who: Principal, turns: Sequence[TurnInput | Mapping[str, Any]]) -> IngestResult:
         return self.record(who, turns)[0]
 
-    def record(self, who: Principal, turns: Sequence[TurnInput]) -> tuple[IngestResult, list[MemoryChange]]:
-        """Ingest, and the memory changes the turns caused (with their text)."""
+    def record(self, who: Principal, items: Sequence[TurnInput | Mapping[str, Any] | Refused],
+               ) -> tuple[IngestResult, list[MemoryChange]]:
+        """Ingest, and the memory changes the turns caused (with their text).
+
+        Each item is validated on its own: the valid ones are recorded even when others are not
+        (InvalidTurns then names each invalid one by its index, with what was recorded).
+        """
+        turns, positions, invalid = parse_turns(items)
         for turn in turns:
             who.check_tenant(turn.tenant)
-        report = self.backend.ingest(turns)
+        report = self.backend.ingest(turns) if turns else IngestReport()
+        report.issues = sorted([replace(i, index=positions[i.index]) for i in report.issues] + invalid,
+                               key=lambda i: i.index)
+        report.received = len(items)
         self.metrics.add("turns.received", report.received)
         self.metrics.add("turns.appended", report.appended)
         result = IngestResult(received=report.received, appended=report.appended, duplicates=report.duplicates,
                               events=dict(report.events), warnings=[_numbered(i) for i in report.issues
                                                                     if not i.is_error])
+        if invalid:
+            self.metrics.add("turns.invalid", len(invalid))
+            raise ingest_refusal(report, result, InvalidTurns)
         if report.rejected:
             self.metrics.add("turns.conflicts", report.conflicts)
             raise ingest_conflict(report, result)
@@ -304,14 +319,51 @@ def _numbered(issue: IngestIssue) -> str:
 
 def ingest_conflict(report: IngestReport, result: IngestResult) -> Conflict:
     """409 naming every turn not recorded (index in the request); the other turns were ingested."""
+    message, details = _refusal(report, result)
+    return Conflict(message, "message_id_conflict", details=details)
+
+
+def ingest_refusal(report: IngestReport, result: IngestResult, kind: type[InvalidTurns]) -> InvalidTurns:
+    """422 `invalid_turns` naming every turn not recorded (index in the request); the others were ingested."""
+    return kind(*_refusal(report, result), changes=control_result(report.changes).changes)
+
+
+def _refusal(report: IngestReport, result: IngestResult) -> tuple[str, dict[str, Any]]:
     rejected = [i for i in report.issues if i.is_error]
     message = (f"{len(rejected)} of {report.received} turn(s) not recorded: "
                + "; ".join(_numbered(i) for i in rejected[:5]) + ("; ..." if len(rejected) > 5 else "")
                + f". The other turns were ingested ({report.appended} new, {report.duplicates} already known).")
-    return Conflict(message, "message_id_conflict", details={
+    return message, {
         "turns": [{"index": i.index, "message_id": i.message_id, "reason": i.kind, "message": i.message}
                   for i in rejected],
-        "ingested": result.model_dump(mode="json")})
+        "ingested": result.model_dump(mode="json")}
+
+
+@dataclass(frozen=True)
+class Refused:
+    """An item a door already found invalid (`message` says why, in the door's own words)."""
+
+    message: str
+    message_id: str = ""
+
+
+def parse_turns(items: Sequence[TurnInput | Mapping[str, Any] | Refused]) -> tuple[list[TurnInput], list[int], list[IngestIssue]]:
+    """(valid turns, their positions in `items`, an `invalid` issue for each item that is not a turn)."""
+    turns: list[TurnInput] = []
+    positions: list[int] = []
+    invalid: list[IngestIssue] = []
+    for index, item in enumerate(items):
+        if isinstance(item, Refused):
+            invalid.append(IngestIssue(index, "invalid", item.message_id, item.message))
+            continue
+        try:
+            turns.append(item if isinstance(item, TurnInput) else TurnInput.model_validate(item))
+            positions.append(index)
+        except ValidationError as exc:
+            message_id = item.get("message_id") if isinstance(item, Mapping) else None
+            invalid.append(IngestIssue(index, "invalid", message_id if isinstance(message_id, str) else "",
+                                       invalid_input(exc.errors()).message))
+    return turns, positions, invalid
 
 
 def _session_check(tenant: str, user: str, session: str) -> Callable[[MemoryStore], None]:

@@ -29,9 +29,10 @@ from typing import Any, Literal
 from pydantic import TypeAdapter, ValidationError
 
 from engram.access.auth import LOCAL
-from engram.access.errors import BadRequest, NotFound, invalid_input
+from engram.access.errors import BadRequest, InvalidTurns, NotFound, invalid_input
+from engram.access.models import MemoryChange
 from engram.access.models import ForgetBody, LineageStep, RecallQuery, RecallResponse, SearchMatch
-from engram.access.service import AccessService, resolve_id, search_response
+from engram.access.service import AccessService, Refused, resolve_id, search_response
 from engram.runtime_port import MemoryRuntime, open_runtime
 from engram.schemas.base import Identifier, check_utf8
 from engram.schemas.inputs import TurnInput
@@ -78,28 +79,35 @@ class Memory:
         """Record chat messages (a string, a {"role", "content"} dict, or a list of them); return what changed.
 
         A dict may carry `message_id`: sending the same id again records nothing (safe retries).
+        Each message is validated on its own: when some are invalid the valid ones are still recorded
+        and InvalidTurns (a BadRequest) names each invalid one by its position (`details["turns"]`);
+        its `remembered` lists what the valid ones changed.
         """
         items = [messages] if isinstance(messages, (str, Mapping)) else list(messages)
-        with validated():
-            turns = [self._turn(user, item, session, agent, tenant) for item in items]
+        turns = [self._turn(user, item, session, agent, tenant) for item in items]
         if not turns:
             return []
-        _, changes = self.access.record(LOCAL, turns)
-        return [Remembered(c.memory_id, c.after if c.after is not None else (c.before or ""), c.change,
-                           c.before if c.before != c.after else None) for c in changes]
+        try:
+            _, changes = self.access.record(LOCAL, turns)
+        except InvalidTurns as invalid:
+            invalid.remembered = [_remembered(c) for c in invalid.changes]  # type: ignore[attr-defined]
+            raise
+        return [_remembered(c) for c in changes]
 
     def _turn(self, user: str, item: Message, session: str | None, agent: str | None,
-              tenant: str | None) -> TurnInput:
+              tenant: str | None) -> dict[str, Any] | Refused:
+        """The turn as the HTTP API takes it (validated with the others by the access service)."""
         body: Mapping[str, Any] = {"role": "user", "content": item} if isinstance(item, str) else item
+        if not isinstance(body, Mapping):
+            return Refused(f"a message is a string or a dict, not {type(body).__name__}")
         unknown = set(body) - {"role", "content", "message_id", "ts", "metadata"}
         if unknown:
-            raise BadRequest(f"a message has role, content and optionally message_id, ts, metadata; "
-                             f"not {', '.join(sorted(unknown))}")
-        return TurnInput.model_validate({
-            "tenant": tenant or self.tenant, "user": user, "agent": agent or self.agent,
-            "session": session or self.session, "role": body.get("role", "user"), "content": body.get("content"),
-            "message_id": body.get("message_id") or str(uuid.uuid4()),
-            **{k: body[k] for k in ("ts", "metadata") if k in body}})
+            return Refused(f"a message has role, content and optionally message_id, ts, metadata; "
+                           f"not {', '.join(sorted(unknown))}")
+        return {"tenant": tenant or self.tenant, "user": user, "agent": agent or self.agent,
+                "session": session or self.session, "role": body.get("role", "user"), "content": body.get("content"),
+                "message_id": body.get("message_id") or str(uuid.uuid4()),
+                **{k: body[k] for k in ("ts", "metadata") if k in body}}
 
     # -- read -----------------------------------------------------------------------
     def recall(self, user: str, question: str, *, session: str | None = None, agent: str | None = None,
@@ -178,6 +186,11 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _remembered(change: MemoryChange) -> Remembered:
+    return Remembered(change.memory_id, change.after if change.after is not None else (change.before or ""),
+                      change.change, change.before if change.before != change.after else None)
 
 
 @contextmanager

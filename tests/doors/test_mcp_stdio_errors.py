@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -29,11 +30,27 @@ def test_every_request_with_an_id_gets_an_answer_even_when_it_cannot_be_read(tmp
         '{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {not json',
         json.dumps({"jsonrpc": "2.0", "id": 6, "method": "tools/list"}),
     ]
-    done = subprocess.run([sys.executable, "-m", "engram.cli.main", "--data", str(tmp_path / "data"), "mcp"],
-                          input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=120,
-                          cwd=tmp_path, check=False)
-    answers = {a.get("id"): a for a in (json.loads(line) for line in done.stdout.splitlines() if line.strip())}
-    assert set(answers) >= {1, 2, "three", 4, 5, 6}, (answers.keys(), done.stderr[-2000:])
+    server = subprocess.Popen([sys.executable, "-m", "engram.cli.main", "--data", str(tmp_path / "data"), "mcp"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              cwd=tmp_path)
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write("\n".join(lines) + "\n")
+    server.stdin.flush()  # stdin stays open, as a client's does, until every answer is in
+    answers: dict[object, dict[str, object]] = {}
+    watchdog = threading.Timer(120, server.kill)
+    watchdog.start()
+    try:
+        while not {1, 2, "three", 4, 5, 6} <= set(answers):
+            line = server.stdout.readline()
+            if not line:
+                break
+            answer = json.loads(line)
+            answers[answer.get("id")] = answer
+    finally:
+        watchdog.cancel()
+        server.stdin.close()
+        server.wait(timeout=60)
+    assert set(answers) >= {1, 2, "three", 4, 5, 6}, answers
     for request_id in (2, "three", 4, 5):
         answer = answers[request_id]
         assert "result" not in answer and answer["error"]["code"] in (-32700, -32600, -32602), answer
