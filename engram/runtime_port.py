@@ -199,7 +199,9 @@ def with_deadline(config: EngramConfig, deadline_ms: float) -> EngramConfig:
 def open_runtime(data: Path | str, env: Mapping[str, str] | None = None, *, serving: bool = False) -> MemoryRuntime:
     """The runtime ENGRAM_RUNTIME names, over the data folder: the one place the choice is made.
 
-    `serving` (a long-lived server) locks an embedded data folder against a second server.
+    An embedded data folder is opened under its lock (one process at a time: a server, a command, a
+    `Memory`); another process holding it is DataDirBusy, naming that process. `serving` is kept for
+    callers that say what they are; it changes nothing any more.
     Raises RuntimeUnavailable for an unknown ENGRAM_RUNTIME or a missing extra.
     """
     import os
@@ -217,7 +219,7 @@ def open_runtime(data: Path | str, env: Mapping[str, str] | None = None, *, serv
     if kind == "embedded":
         from engram.runtime.backend import EmbeddedBackend
 
-        runtime = EmbeddedBackend.open(data) if serving else EmbeddedBackend.unlocked(data)
+        runtime = EmbeddedBackend.open(data)  # under the folder's lock, for a server and a command alike
     else:
         try:
             from engram.distributed.backend import DistributedBackend

@@ -11,7 +11,6 @@ process's bounded recall pool and the recall returns by its deadline with the pa
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import sqlite3
 import threading
@@ -34,6 +33,7 @@ from engram.schemas.events import DeadLettered, MemoryChanged, RecallServed
 from engram.schemas.inputs import TurnInput
 
 from .engine import EmbeddedRuntime
+from .folder_lock import lock_folder
 
 log = logging.getLogger("engram.runtime")
 T = TypeVar("T")
@@ -56,12 +56,12 @@ class EmbeddedBackend:
 
     @classmethod
     def open(cls, data_dir: Path | str) -> EmbeddedBackend:
-        """Open the data folder for a long-lived server, refusing one that another serving process holds.
+        """Open the data folder under its lock (runtime/folder_lock.py), refusing one another process holds.
 
         The embedded runtime caches state in memory, so two processes writing
         one folder would each work from a stale picture of the other's writes.
         """
-        guard = _lock_folder(Path(data_dir))
+        guard = lock_folder(Path(data_dir))
         try:
             return cls(EmbeddedRuntime(data_dir), guard)
         except BaseException:
@@ -70,7 +70,7 @@ class EmbeddedBackend:
 
     @classmethod
     def unlocked(cls, data_dir: Path | str) -> EmbeddedBackend:
-        """Open the data folder for one short command (the CLI), without the serving lock."""
+        """Open the data folder without its lock: only for a folder no other process can open (tests)."""
         return cls(EmbeddedRuntime(data_dir))
 
     # -- writes --------------------------------------------------------------------
@@ -219,15 +219,3 @@ class EmbeddedBackend:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _lock_folder(folder: Path) -> IO[str]:
-    folder.mkdir(parents=True, exist_ok=True)
-    handle = open(folder / "serve.lock", "a+")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.close()
-        raise DataDirBusy(f"the data folder {folder} is already served by another Engram process: "
-                          "run one server per folder (`engram serve --mcp` serves HTTP and MCP together)") from None
-    return handle
