@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from typing import Any, Literal
 
 from engram.core.embedding import embed_text
+from engram.core.text import has_visible, strip_control
 from engram.projections.ports import MemoryStore, SearchHit
 from engram.recall.deadline import PARTS
 from engram.recall.service import RecallRequest, RecallResult
@@ -249,6 +250,10 @@ class AccessService:
     # -- user controls -------------------------------------------------------------------
     def correct(self, who: Principal, tenant: str, user: str, memory_id: str, content: str) -> ControlResult:
         self.require_user(who, tenant, user)
+        content = strip_control(content).strip()
+        if not has_visible(content):
+            raise BadRequest("the correction has no visible characters (control and invisible formatting "
+                             "characters are stripped)", "invalid_request")
         memory_id = self._active(tenant, user, memory_id).memory_id
         return self._command(CorrectionRequested, tenant, user, memory_id=memory_id, content=content)
 

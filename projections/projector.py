@@ -53,6 +53,7 @@ class CurrentMemoryProjector:
         self._last_turn: OrderedDict[tuple[str, str, str], tuple[str, str]] = OrderedDict()
         self._answers: OrderedDict[tuple[str, str, str], str] = OrderedDict()
         self._said: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+        self._corrected: OrderedDict[tuple[str, str, str], None] = OrderedDict()
 
     def apply(self, event: Event, position: int) -> None:
         """Project one event; `position` is its place in the log (orders recent turns)."""
@@ -80,6 +81,16 @@ class CurrentMemoryProjector:
             self.store.delete_memory(event.tenant_id, event.user_id, event.memory_id)
         elif event.after is not None:
             record = event.after
+            owner = (event.tenant_id, event.user_id, record.memory_id)
+            if event.change == "corrected":
+                self._corrected[owner] = None
+                self._corrected.move_to_end(owner)
+                if len(self._corrected) > REMEMBERED_TURNS:
+                    self._corrected.popitem(last=False)
+            if owner in self._corrected:  # the user's words now: what the source turns said does not apply
+                self.store.upsert_memory(event.tenant_id, event.user_id, record,
+                                         embed_text(self.embedder, record.content), "")
+                return
             first = record.source_message_ids[0] if record.source_message_ids else ""
             answered = self._answers.get((event.tenant_id, event.user_id, first), "")
             vector = embed_text(self.embedder, record.content)
