@@ -35,11 +35,12 @@ def _client_host(request: Request) -> str | None:
     return request.client.host if request.client else None
 
 
-def principal(request: Request) -> Principal:
+async def principal(request: Request) -> Principal:
     """The caller, from `Authorization: Bearer <key>` or `X-API-Key` (open mode: loopback only).
 
     In open mode the Host header must name a loopback address too: a page on another site whose name
-    was rebound to 127.0.0.1 (DNS rebinding) sends its own host name and is refused.
+    was rebound to 127.0.0.1 (DNS rebinding) sends its own host name and is refused. The dependencies
+    are `async` (they do no I/O): a sync one would cost each request a hop to the thread pool.
     """
     keys = request.app.state.keys
     if keys.open and not host_is_loopback(request.headers):
@@ -48,11 +49,11 @@ def principal(request: Request) -> Principal:
     return keys.principal(token_from_headers(request.headers), _client_host(request))
 
 
-def access_service(request: Request) -> AccessService:
+async def access_service(request: Request) -> AccessService:
     return request.app.state.access
 
 
-def card_service(request: Request) -> CardService:
+async def card_service(request: Request) -> CardService:
     return request.app.state.cards
 
 

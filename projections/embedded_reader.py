@@ -73,6 +73,18 @@ class EmbeddedReader(EmbeddedStore):
             index.put(MemoryRecord.model_validate_json(payload), np.frombuffer(blob, dtype=np.float32), context)
         return index
 
+    def list_memories(self, tenant: str, user: str, statuses: tuple[str, ...] = ("active",)) -> list[MemoryRecord]:
+        return list(self.published.cached("memories", (tenant, user, *statuses),
+                                          lambda: EmbeddedStore.list_memories(self, tenant, user, statuses)))
+
+    def get_memory(self, tenant: str, user: str, memory_id: str) -> MemoryRecord | None:
+        """From the current active listing when one is cached and holds the memory, else one query."""
+        listed = self.published.peek("memories", (tenant, user, "active"))
+        for record in listed if isinstance(listed, list) else ():
+            if record.memory_id == memory_id:
+                return record
+        return EmbeddedStore.get_memory(self, tenant, user, memory_id)
+
     def list_cards(self, tenant: str, user: str) -> list[GlobalCard]:
         return list(self.published.cached("cards", (tenant, user), lambda: self._read_cards(tenant, user)))
 

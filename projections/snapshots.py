@@ -104,6 +104,13 @@ class Published:
         with self._lock:
             return self._epoch, self._generations.get(key, 0)
 
+    def peek(self, kind: str, key: tuple[str, ...]) -> object | None:
+        """The current entry of `kind` for `key`, or None (nothing is built)."""
+        with self._lock:
+            stamp = self._epoch, self._generations.get((key[0], key[1]), 0)
+            entry = self._entries.get((kind, key))
+        return entry.value if entry is not None and entry.stamp == stamp else None
+
     def cached(self, kind: str, key: tuple[str, ...], build: Callable[[], T]) -> T:
         """The entry of `kind` for `key` (its first two parts are the user) if current, else built now."""
         slot = (kind, key)
