@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -36,6 +37,8 @@ from .engine import EmbeddedRuntime
 from .folder_lock import lock_folder
 
 log = logging.getLogger("engram.runtime")
+OBSERVATION_BATCH_S = 0.02
+"""How long the observation thread lets recall observations gather before one append logs them."""
 T = TypeVar("T")
 
 
@@ -52,6 +55,9 @@ class EmbeddedBackend:
         self._lock = threading.RLock()
         self._late_observations: list[RecallServed] = []
         self._late_lock = threading.Lock()
+        self._observations_due = threading.Event()
+        self._flusher: threading.Thread | None = None
+        self._closed = False
         self._counts = Metrics()
 
     @classmethod
@@ -123,17 +129,26 @@ class EmbeddedBackend:
         return None if service.failures else result
 
     def _observe(self, observation: RecallServed) -> None:
-        """Log the observation (and any left over) if the lock is free; never fail the recall because of
-        it, nor wait for a writer: then it is kept and logged with the next write or read of the log."""
+        """Queue the observation: it is logged by the observation thread (or with the next write, or before
+        a read of the log), never on the recall's path: a recall neither writes nor waits for the writer."""
         with self._late_lock:
             self._late_observations.append(observation)
-        if not self._lock.acquire(blocking=False):
-            self._counts.add("recall.observation_deferred")
-            return
-        try:
-            self._flush_observations()
-        finally:
-            self._lock.release()
+            if self._flusher is None and not self._closed:
+                self._flusher = threading.Thread(target=self._log_observations, name="engram-observations",
+                                                 daemon=True)
+                self._flusher.start()
+        self._observations_due.set()
+
+    def _log_observations(self) -> None:
+        """The observation thread: log what recalls queued, a batch at a time, until the backend closes."""
+        while True:
+            self._observations_due.wait()
+            time.sleep(OBSERVATION_BATCH_S)  # let a burst of recalls share one append
+            self._observations_due.clear()
+            with self._lock:
+                if self._closed:
+                    return
+                self._flush_observations()
 
     def _flush_observations(self) -> None:
         """Append the pending recall observations (the caller holds the lock)."""
@@ -208,6 +223,8 @@ class EmbeddedBackend:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
+            self._observations_due.set()
             self._flush_observations()
             self.runtime.close()
             if self._guard is not None:
