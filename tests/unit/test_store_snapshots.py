@@ -68,3 +68,22 @@ def test_concurrent_readers_always_see_a_committed_state(tmp_path: Path) -> None
     assert seen and all(n % 2 == 0 for n in seen)
     assert len(store.list_memories("t", "u")) == 80
     store.close()
+
+
+def test_recall_on_the_reader_equals_recall_on_the_writer_store(tmp_path: Path) -> None:
+    """Without concurrency the snapshots change nothing: the same items, scores and context."""
+    from engram.recall.service import RecallRequest, RecallService
+    from engram.runtime.engine import EmbeddedRuntime
+    from tests.drivers import T0, turn
+
+    facts = ["I prefer green tea in the morning", "I live in Porto", "I work as a nurse in Lisbon",
+             "My daughter Mia loves dinosaurs", "I am allergic to peanuts", "I plan to learn Rust this year"]
+    with EmbeddedRuntime(tmp_path / "d") as rt:
+        rt.ingest([turn(f) for f in facts])
+        for question in ("What should I drink?", "Where do I live?", "What is my job?", "Tell me about Mia"):
+            request = RecallRequest("t1", "u1", "a1", "s1", question, T0.replace(hour=12))
+            writer = RecallService(rt.store, rt.ctx.embedder, rt.ctx.config).recall(request)
+            reader = RecallService(rt.reader, rt.ctx.embedder, rt.ctx.config).recall(request)
+            assert [(i.item_id, round(i.score, 9)) for i in reader.items] == \
+                   [(i.item_id, round(i.score, 9)) for i in writer.items]
+            assert reader.memory_section == writer.memory_section and reader.recent == writer.recent
