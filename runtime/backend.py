@@ -93,6 +93,7 @@ class EmbeddedBackend:
     def submit(self, events: Sequence[Event]) -> list[MemoryChanged]:
         ids = {e.event_id for e in events}
         with self._lock:
+            self._flush_observations()  # a recall served before this command is logged before it
             before = self.runtime.log.last_seq()
             self.runtime.append(events)
             caused = [e for _, e in self.runtime.log.scan(after=before, types=("MemoryChanged", "DeadLettered"))
@@ -105,6 +106,7 @@ class EmbeddedBackend:
     def decide(self, command: Event) -> Event:
         """Append the command; its decision is derived (and projected) in the same append."""
         with self._lock:
+            self._flush_observations()
             before = self.runtime.log.last_seq()
             self.runtime.append([command])
             decisions = [e for _, e in self.runtime.log.scan(after=before, types=DECISIONS)
@@ -199,11 +201,13 @@ class EmbeddedBackend:
 
     def replay(self, progress: Progress | None = None) -> str:
         with self._lock:
+            self._flush_observations()
             return self.runtime.replay(progress)
 
     def govern(self, as_of: datetime | None = None, *, dry_run: bool = False, tenant: str | None = None,
                user: str | None = None) -> GovernReport:
         with self._lock:
+            self._flush_observations()
             return self.runtime.govern(as_of, dry_run=dry_run, tenant=tenant, user=user)
 
     @contextmanager
