@@ -66,6 +66,23 @@ class Conflict(AccessError):
         return {"error": {"code": self.code, "message": self.message, **self.details}}
 
 
+class InvalidTurns(BadRequest):
+    """Some turns of a batch were invalid and not recorded; the valid ones were (`details`: `turns`, each
+    with index, message_id, reason and message, and `ingested`, what was recorded)."""
+
+    status = 422
+    code = "invalid_turns"
+
+    def __init__(self, message: str, details: dict[str, Any], changes: list[Any] | None = None) -> None:
+        super().__init__(message)
+        self.details = details
+        self.changes = changes or []
+        """The memory changes the valid turns caused (`MemoryChange`)."""
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": self.message, **self.details}}
+
+
 class TooLarge(AccessError):
     """The request body or batch is larger than the configured limit."""
 
@@ -98,10 +115,15 @@ def no_summary(session: str) -> NotFound:
     return NotFound(f"session {session!r} has no summary yet (too few messages, or forgotten)", "no_summary")
 
 
-MIN_ID_PREFIX = 4
-"""An id prefix shorter than this is refused: three hex digits would often match several memories."""
+def invalid_input(errors: list[Any], limit: int = 5) -> BadRequest:
+    """A BadRequest `invalid_request` naming each invalid field: `user: must be ...; content: ...`.
 
-
-def prefix_too_short(given: str) -> BadRequest:
-    return BadRequest(f"memory id prefix {given!r} is too short: give at least {MIN_ID_PREFIX} characters",
-                      "prefix_too_short")
+    `errors` are pydantic's `ValidationError.errors()`; the text is safe to send (no lone surrogate).
+    """
+    parts = []
+    for error in errors[:limit]:
+        location = ".".join(str(p) for p in error.get("loc", ())) or "value"
+        parts.append(f"{location}: {error.get('msg', 'invalid')}")
+    more = f" (and {len(errors) - limit} more)" if len(errors) > limit else ""
+    message = ("; ".join(parts) + more).encode("utf-8", "backslashreplace").decode("utf-8")
+    return BadRequest(message, "invalid_request")

@@ -170,8 +170,7 @@ class EngramMCP:
         who = self._who(ctx)
         tenant_id, user_id = self._scope(tenant, user)
         if memory_id is not None:
-            full = await self._call(self.access.resolve, who, tenant_id, user_id, memory_id, "all")
-            record = await self._call(self.access.memory, who, tenant_id, user_id, full)
+            record = await self._call(self.access.memory, who, tenant_id, user_id, memory_id)
             return {"memory": _memory(record)}
         await self._call(who.check_tenant, tenant_id)
         user_known, session_known = await self._call(self.access.known, tenant_id, user_id, session)
@@ -202,8 +201,11 @@ class EngramMCP:
         the chat turns it came from."""
         who = self._who(ctx)
         tenant_id, user_id = self._scope(tenant, user)
-        full = await self._call(self.access.resolve, who, tenant_id, user_id, memory_id, "all")
-        steps = await self._call(self.access.lineage, who, tenant_id, user_id, full)
+        steps = await self._call(self.access.lineage, who, tenant_id, user_id, memory_id)
+        try:  # the full id of a prefix; a forgotten memory has no row, its lineage was found by its full id
+            full = await self._call(self.access.resolve, who, tenant_id, user_id, memory_id, "all")
+        except ToolError:
+            full = memory_id
         return {"memory_id": full, "steps": [step.model_dump(mode="json") for step in steps]}
 
     async def memory_correct(self, memory_id: MemoryIdArg, content: CorrectContentArg, tenant: TenantArg = None,
@@ -211,8 +213,7 @@ class EngramMCP:
         """Replace a memory's content with what the user says is right. Returns what changed."""
         who = self._who(ctx)
         tenant_id, user_id = self._scope(tenant, user)
-        full = await self._call(self.access.resolve, who, tenant_id, user_id, memory_id)
-        result = await self._call(self.access.correct, who, tenant_id, user_id, full, content)
+        result = await self._call(self.access.correct, who, tenant_id, user_id, memory_id, content)
         return result.model_dump()
 
     async def memory_pin(self, memory_id: MemoryIdArg, tenant: TenantArg = None, user: UserArg = None,
@@ -229,8 +230,7 @@ class EngramMCP:
                    pinned: bool) -> dict[str, Any]:
         who = self._who(ctx)
         tenant_id, user_id = self._scope(tenant, user)
-        full = await self._call(self.access.resolve, who, tenant_id, user_id, memory_id)
-        result = await self._call(self.access.pin, who, tenant_id, user_id, full, pinned)
+        result = await self._call(self.access.pin, who, tenant_id, user_id, memory_id, pinned)
         return result.model_dump()
 
     async def memory_delete(self, tenant: TenantArg = None, user: UserArg = None, memory_ids: MemoryIdsArg = [],  # noqa: B006
@@ -246,8 +246,7 @@ class EngramMCP:
         topic = topic or topic_text
         if sum((bool(given_ids), bool(topic.strip()), everything)) != 1:
             raise ToolError("invalid_request: give exactly one of memory_ids, topic or everything=true")
-        ids = [await self._call(self.access.resolve, who, tenant_id, user_id, m) for m in given_ids]
-        body = ForgetBody(tenant=tenant_id, user=user_id, memory_ids=ids, topic=topic, everything=everything,
+        body = ForgetBody(tenant=tenant_id, user=user_id, memory_ids=given_ids, topic=topic, everything=everything,
                           dry_run=dry_run)
         result = await self._call(self.access.forget, who, body)
         return result.model_dump()

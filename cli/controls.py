@@ -25,7 +25,8 @@ from engram.access.models import (
 )
 from engram.access.service import MAX_LIMIT, AccessService, StatusFilter, search_response
 from engram.runtime.choice import runtime_kind
-from engram.runtime_port import MemoryRuntime, open_runtime
+from engram.runtime.folder_lock import folder_locked
+from engram.runtime_port import DataDirBusy, MemoryRuntime, open_runtime
 
 from . import render
 
@@ -44,8 +45,9 @@ def scoped(command: Any) -> Any:
 def opened(ctx: click.Context, writes: bool = False) -> Iterator[AccessService]:
     """The access use cases over the runtime ENGRAM_RUNTIME names; refusals become one-line errors.
 
-    A command that `writes` (correct, pin, forget) takes the data folder's serving lock, so it
-    is refused while `engram serve`/`engram mcp` holds the folder (whose caches it would outdate).
+    Every command takes an embedded data folder's lock, reads too (a recall logs its observation, and
+    opening the runtime may finish a forget): beside `engram serve`, `engram mcp` or another command it
+    is refused, naming that process, instead of writing beside it. `writes` is kept for the callers.
     """
     with runtime_for(ctx, writes) as backend:
         yield AccessService(backend)
@@ -90,12 +92,18 @@ def plain_errors(error: ValidationError) -> str:
     return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in error.errors())
 
 
+@contextmanager
+def locked_folder(data: Path | str) -> Iterator[None]:
+    """Hold the data folder's lock (runtime/folder_lock.py) for a command that opens the runtime itself."""
+    try:
+        with folder_locked(Path(data)):
+            yield
+    except DataDirBusy as busy:
+        raise click.ClickException(busy.message) from None
+
+
 def emit_json(value: object) -> None:
     click.echo(orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode())
-
-
-def _resolve(access: AccessService, tenant: str, user: str, memory_id: str, status: StatusFilter = "active") -> str:
-    return access.resolve(LOCAL, tenant, user, memory_id, status)
 
 
 def _report(result: ControlResult, as_json: bool) -> None:
@@ -135,7 +143,7 @@ def memories(ctx: click.Context, tenant: str, user: str, as_json: bool, status: 
 def memory(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id: str) -> None:
     """One memory, by id or a unique prefix (in whatever status)."""
     with opened(ctx) as access:
-        record = access.memory(LOCAL, tenant, user, _resolve(access, tenant, user, memory_id, "all"))
+        record = access.memory(LOCAL, tenant, user, memory_id)
     if as_json:
         emit_json(render.memory_dict(record))
     else:
@@ -220,7 +228,7 @@ def summary(ctx: click.Context, tenant: str, session: str, user: str | None, as_
 def history(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id: str) -> None:
     """How one memory came to be: its changes back to the L0 turns (an id or a unique prefix)."""
     with opened(ctx) as access:
-        steps = access.lineage(LOCAL, tenant, user, _resolve(access, tenant, user, memory_id, "all"))
+        steps = access.lineage(LOCAL, tenant, user, memory_id)
     if as_json:
         emit_json([step.model_dump(mode="json") for step in steps])
     else:
@@ -235,7 +243,7 @@ def history(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id
 def correct(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id: str, content: str) -> None:
     """Replace a memory's content with the right one."""
     with opened(ctx, writes=True) as access:
-        _report(access.correct(LOCAL, tenant, user, _resolve(access, tenant, user, memory_id), content), as_json)
+        _report(access.correct(LOCAL, tenant, user, memory_id, content), as_json)
 
 
 @click.command()
@@ -245,7 +253,7 @@ def correct(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id
 def pin(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id: str) -> None:
     """Pin a memory: it never decays."""
     with opened(ctx, writes=True) as access:
-        _report(access.pin(LOCAL, tenant, user, _resolve(access, tenant, user, memory_id), True), as_json)
+        _report(access.pin(LOCAL, tenant, user, memory_id, True), as_json)
 
 
 @click.command()
@@ -255,7 +263,7 @@ def pin(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id: st
 def unpin(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_id: str) -> None:
     """Unpin a memory."""
     with opened(ctx, writes=True) as access:
-        _report(access.pin(LOCAL, tenant, user, _resolve(access, tenant, user, memory_id), False), as_json)
+        _report(access.pin(LOCAL, tenant, user, memory_id, False), as_json)
 
 
 @click.command()
@@ -272,8 +280,7 @@ def forget(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_ids
     if sum((bool(memory_ids), bool(topic.strip()), everything)) != 1:
         raise click.UsageError("give memory ids, or --topic TEXT, or --everything (exactly one of them)")
     with opened(ctx, writes=not dry_run) as access:
-        ids = [_resolve(access, tenant, user, m) for m in memory_ids]
-        body = ForgetBody(tenant=tenant, user=user, memory_ids=ids, topic=topic, everything=everything,
+        body = ForgetBody(tenant=tenant, user=user, memory_ids=list(memory_ids), topic=topic, everything=everything,
                           dry_run=dry_run)
         _report(access.forget(LOCAL, body), as_json)
 

@@ -22,28 +22,42 @@ import functools
 import os
 import uuid
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from pydantic import TypeAdapter, ValidationError
+
 from engram.access.auth import LOCAL
-from engram.access.errors import BadRequest, no_summary
+from engram.access.errors import BadRequest, InvalidTurns, invalid_input, no_summary
 from engram.access.models import (
-    FeedbackRequest, FeedbackResult, ForgetBody, LineageStep, RecallQuery, RecallResponse, SearchMatch,
+    FeedbackRequest, FeedbackResult, ForgetBody, LineageStep, MemoryChange, RecallQuery, RecallResponse,
+    SearchMatch,
 )
-from engram.access.service import AccessService, resolve_id, search_response
+from engram.access.service import AccessService, Refused, resolve_id, search_response
 from engram.runtime_port import MemoryRuntime, open_runtime
+from engram.schemas.base import Identifier, check_utf8
 from engram.schemas.events import SummarySnapshotted
 from engram.schemas.inputs import TurnInput
 from engram.schemas.memory import MemoryRecord
 
+_IDENTIFIER: TypeAdapter[str] = TypeAdapter(Identifier)
 Message = str | Mapping[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_DATA = Path.home() / ".engram"
 
 
 Convert = Callable[[tuple[Any, ...], dict[str, Any], Any], tuple[tuple[Any, ...], dict[str, Any]]]
+
+
+def _one_more_id(args: tuple[Any, ...], kw: dict[str, Any], memory_id: Any) -> tuple[tuple[Any, ...],
+                                                                                     dict[str, Any]]:
+    """`forget(user="ana", memory_id=...)` of the first release as `forget("ana", ...)`: `user` moves too."""
+    if len(args) < 2 and "user" in kw:
+        args = (*args, kw.pop("user"))
+    return (*args, memory_id), kw
 
 
 def renamed(old: str, instead: str, convert: Convert) -> Callable[[F], F]:
@@ -101,27 +115,35 @@ class Memory:
         """Record chat messages (a string, a {"role", "content"} dict, or a list of them); return what changed.
 
         A dict may carry `message_id`: sending the same id again records nothing (safe retries).
+        Each message is validated on its own: when some are invalid the valid ones are still recorded
+        and InvalidTurns (a BadRequest) names each invalid one by its position (`details["turns"]`);
+        its `remembered` lists what the valid ones changed.
         """
         items = [messages] if isinstance(messages, (str, Mapping)) else list(messages)
         turns = [self._turn(user, item, session, agent, tenant) for item in items]
         if not turns:
             return []
-        _, changes = self.access.record(LOCAL, turns)
-        return [Remembered(c.memory_id, c.after if c.after is not None else (c.before or ""), c.change,
-                           c.before if c.before != c.after else None) for c in changes]
+        try:
+            _, changes = self.access.record(LOCAL, turns)
+        except InvalidTurns as invalid:
+            invalid.remembered = [_remembered(c) for c in invalid.changes]  # type: ignore[attr-defined]
+            raise
+        return [_remembered(c) for c in changes]
 
     def _turn(self, user: str, item: Message, session: str | None, agent: str | None,
-              tenant: str | None) -> TurnInput:
+              tenant: str | None) -> dict[str, Any] | Refused:
+        """The turn as the HTTP API takes it (validated with the others by the access service)."""
         body: Mapping[str, Any] = {"role": "user", "content": item} if isinstance(item, str) else item
+        if not isinstance(body, Mapping):
+            return Refused(f"a message is a string or a dict, not {type(body).__name__}")
         unknown = set(body) - {"role", "content", "message_id", "ts", "metadata"}
         if unknown:
-            raise BadRequest(f"a message has role, content and optionally message_id, ts, metadata; "
-                             f"not {', '.join(sorted(unknown))}")
-        return TurnInput.model_validate({
-            "tenant": tenant or self.tenant, "user": user, "agent": agent or self.agent,
-            "session": session or self.session, "role": body.get("role", "user"), "content": body.get("content"),
-            "message_id": body.get("message_id") or str(uuid.uuid4()),
-            **{k: body[k] for k in ("ts", "metadata") if k in body}})
+            return Refused(f"a message has role, content and optionally message_id, ts, metadata; "
+                           f"not {', '.join(sorted(unknown))}")
+        return {"tenant": tenant or self.tenant, "user": user, "agent": agent or self.agent,
+                "session": session or self.session, "role": body.get("role", "user"), "content": body.get("content"),
+                "message_id": body.get("message_id") or str(uuid.uuid4()),
+                **{k: body[k] for k in ("ts", "metadata") if k in body}}
 
     # -- read -----------------------------------------------------------------------
     def recall(self, user: str, question: str, *, session: str | None = None, agent: str | None = None,
@@ -132,9 +154,10 @@ class Memory:
         A new session gets the user's long-term memory (`session_known` false); a new user an empty context.
         `deadline_ms` defaults to the configured recall deadline (`recall.deadline_ms`, 300 ms).
         """
-        query = RecallQuery(tenant=tenant or self.tenant, user=user, agent=agent or self.agent,
-                            session=session or self.session, question=question, system_prompt=system_prompt,
-                            token_budget=token_budget, deadline_ms=deadline_ms)
+        with validated():
+            query = RecallQuery(tenant=tenant or self.tenant, user=user, agent=agent or self.agent,
+                                session=session or self.session, question=question, system_prompt=system_prompt,
+                                token_budget=token_budget, deadline_ms=deadline_ms)
         return self.access.recall(LOCAL, query)
 
     @renamed("include_all", 'status="all"', lambda args, kw, value: (args, {**kw, "status": "all" if value
@@ -143,26 +166,31 @@ class Memory:
                  tenant: str | None = None) -> list[MemoryRecord]:
         """What is remembered about the user: active memories, or with `status="all"` also replaced,
         retired and archived ones. A new user has none (`[]`)."""
+        check_inputs({"tenant": tenant, "user": user})
         return self.access.memories(LOCAL, tenant or self.tenant, user, status)
 
     def memory(self, user: str, memory_id: str, *, tenant: str | None = None) -> MemoryRecord:
         """One memory by id (or a unique id prefix), in whatever status; NotFound if the user has none such."""
         t = tenant or self.tenant
-        return self.access.memory(LOCAL, t, user, self.resolve(user, memory_id, tenant=t, status="all"))
+        check_inputs({"tenant": t, "user": user}, {"memory_id": memory_id})
+        return self.access.memory(LOCAL, t, user, memory_id)
 
     def search(self, user: str, query: str, *, limit: int = 10, tenant: str | None = None) -> list[SearchMatch]:
         """The user's memories matching `query` by meaning and keywords, best first (`limit` 1-100)."""
+        check_inputs({"tenant": tenant, "user": user}, {"query": query})
         found = self.access.search(LOCAL, tenant or self.tenant, user, None, query, limit)
         return search_response(found).results
 
     def history(self, user: str, memory_id: str, *, tenant: str | None = None) -> list[LineageStep]:
         """How one memory came to be: every change, back to the turns it came from."""
         t = tenant or self.tenant
-        return self.access.lineage(LOCAL, t, user, self.resolve(user, memory_id, tenant=t, status="all"))
+        check_inputs({"tenant": t, "user": user}, {"memory_id": memory_id})
+        return self.access.lineage(LOCAL, t, user, memory_id)
 
     def summary(self, user: str, session: str, *, tenant: str | None = None) -> SummarySnapshotted:
         """The latest summary of one of the user's sessions; NotFound while it has none."""
         t = tenant or self.tenant
+        check_inputs({"tenant": t, "user": user, "session": session})
         snapshot = self.access.summary(LOCAL, t, user, session)
         if snapshot is None:
             raise no_summary(session)
@@ -171,12 +199,13 @@ class Memory:
     def feedback(self, user: str, recall_id: str, rating: int | str, *, reason: str = "", remark: str = "",
                  tenant: str | None = None) -> FeedbackResult:
         """A verdict on one recall (its `recall_id`): 0/"none", 1/"good" or 2/"bad"."""
-        body = FeedbackRequest(tenant=tenant or self.tenant, user=user, recall_id=recall_id,
-                               rating=rating, reason=reason, remark=remark)  # type: ignore[arg-type]
+        with validated():
+            body = FeedbackRequest(tenant=tenant or self.tenant, user=user, recall_id=recall_id,
+                                   rating=rating, reason=reason, remark=remark)  # type: ignore[arg-type]
         return self.access.feedback(LOCAL, body)
 
     # -- user controls ---------------------------------------------------------------------
-    @renamed("memory_id", "the ids as positional arguments", lambda args, kw, value: ((*args, value), kw))
+    @renamed("memory_id", "the ids as positional arguments", lambda args, kw, value: _one_more_id(args, kw, value))
     def forget(self, user: str, *memory_ids: str, topic: str = "", everything: bool = False, dry_run: bool = False,
                tenant: str | None = None) -> list[Remembered]:
         """Forget memories by id (or unique id prefix), every memory about a `topic`, or `everything`.
@@ -184,10 +213,11 @@ class Memory:
         `dry_run` returns what would be forgotten and changes nothing.
         """
         t = tenant or self.tenant
+        check_inputs({"tenant": t, "user": user}, {"topic": topic, **{f"memory_ids.{i}": m
+                                                                      for i, m in enumerate(memory_ids)}})
         if sum((bool(memory_ids), bool(topic.strip()), everything)) != 1:
             raise BadRequest("give exactly one of: memory ids, topic or everything=True")
-        ids = [self.resolve(user, m, tenant=t) for m in memory_ids]
-        result = self.access.forget(LOCAL, ForgetBody(tenant=t, user=user, memory_ids=ids, topic=topic,
+        result = self.access.forget(LOCAL, ForgetBody(tenant=t, user=user, memory_ids=list(memory_ids), topic=topic,
                                                       everything=everything, dry_run=dry_run))
         return [Remembered(c.memory_id, c.before or c.after or "", c.change, None) for c in result.changes]
 
@@ -195,26 +225,31 @@ class Memory:
     def correct(self, user: str, memory_id: str, content: str, *, tenant: str | None = None) -> list[Remembered]:
         """Replace a memory's content with what the user says is right."""
         t = tenant or self.tenant
-        result = self.access.correct(LOCAL, t, user, self.resolve(user, memory_id, tenant=t), content)
+        check_inputs({"tenant": t, "user": user}, {"memory_id": memory_id, "content": content})
+        result = self.access.correct(LOCAL, t, user, memory_id, content)
         return [Remembered(c.memory_id, c.after or "", c.change, c.before) for c in result.changes]
 
     @renamed("pinned", "unpin()", lambda args, kw, value: (args, {**kw, "_pinned": bool(value)}))
     def pin(self, user: str, memory_id: str, *, tenant: str | None = None, _pinned: bool = True) -> list[Remembered]:
         """Pin a memory: it never decays."""
         t = tenant or self.tenant
-        result = self.access.pin(LOCAL, t, user, self.resolve(user, memory_id, tenant=t), _pinned)
+        check_inputs({"tenant": t, "user": user}, {"memory_id": memory_id})
+        result = self.access.pin(LOCAL, t, user, memory_id, _pinned)
         return [Remembered(c.memory_id, c.after or "", c.change, None) for c in result.changes]
 
     def unpin(self, user: str, memory_id: str, *, tenant: str | None = None) -> list[Remembered]:
         """Unpin a memory: it decays again like any other."""
         t = tenant or self.tenant
-        result = self.access.pin(LOCAL, t, user, self.resolve(user, memory_id, tenant=t), False)
+        check_inputs({"tenant": t, "user": user}, {"memory_id": memory_id})
+        result = self.access.pin(LOCAL, t, user, memory_id, False)
         return [Remembered(c.memory_id, c.after or "", c.change, None) for c in result.changes]
 
     def resolve(self, user: str, memory_id: str, *, tenant: str | None = None,
                 status: Literal["active", "all"] = "active") -> str:
         """A full memory id from an id or a unique prefix of one (as the CLI lists them)."""
-        return self.access.resolve(LOCAL, tenant or self.tenant, user, memory_id, status)
+        t = tenant or self.tenant
+        check_inputs({"tenant": t, "user": user}, {"memory_id": memory_id})
+        return self.access.resolve(LOCAL, t, user, memory_id, status)
 
     def close(self) -> None:
         self.runtime.close()
@@ -224,6 +259,36 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _remembered(change: MemoryChange) -> Remembered:
+    return Remembered(change.memory_id, change.after if change.after is not None else (change.before or ""),
+                      change.change, change.before if change.before != change.after else None)
+
+
+@contextmanager
+def validated() -> Iterator[None]:
+    """Invalid input raises BadRequest `invalid_request` naming the fields, not pydantic's raw error."""
+    try:
+        yield
+    except ValidationError as exc:
+        raise invalid_input(exc.errors()) from None
+
+
+def check_inputs(ids: Mapping[str, str | None], texts: Mapping[str, str | None] | None = None) -> None:
+    """Ids are identifiers and texts valid UTF-8, as the HTTP API checks them (BadRequest otherwise)."""
+    for name, value in ids.items():
+        if value is not None:
+            try:
+                _IDENTIFIER.validate_python(value)
+            except ValidationError as exc:
+                raise invalid_input([{**e, "loc": (name,)} for e in exc.errors()]) from None
+    for name, value in (texts or {}).items():
+        if value is not None:
+            try:
+                check_utf8(value)
+            except ValueError as exc:
+                raise invalid_input([{"loc": (name,), "msg": str(exc)}]) from None
 
 
 __all__ = ["Memory", "Remembered", "resolve_id"]

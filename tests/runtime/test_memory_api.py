@@ -119,7 +119,7 @@ def test_bad_arguments_are_refused_as_on_the_other_doors(m: Memory) -> None:
         m.search("ana", "tea", limit=-1)
     with pytest.raises(BadRequest, match="empty"):
         m.search("ana", "  ")
-    with pytest.raises(ValueError, match="question"):
+    with pytest.raises(BadRequest, match="question"):
         m.recall("ana", "")
     with pytest.raises(BadRequest, match="too short") as short:
         m.memory("ana", created.memory_id[:3])
