@@ -33,6 +33,7 @@ from engram.core.text import EN_STOPWORDS
 from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, entities_in, sentences
+from .degree import en_graded
 from .en import _JOBS, match_clause, strip_lead
 from .mood import is_hypothetical, is_momentary, is_sarcastic
 from .narrative import (dated, dropped_subject, front_time, is_event, is_gerund_subject, is_phatic,
@@ -179,7 +180,7 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
     if not body:
         return
     for part in _role_parts(body):
-        draft = match_clause(part)
+        draft = en_graded(part, match_clause)
         if draft is None:
             event = is_event(part)
             if turn.subject == "user" and _FIRST.match(part) and (not momentary or event) and not (turn.task and event):

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, first_draft, entities_in, sentences, squeeze_cjk, topic_of, zh_object
+from .degree import zh_graded
 from .mood import is_hypothetical, is_momentary, is_sarcastic
 
 _LEAD = re.compile(
@@ -338,7 +339,7 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(r"^(?P<how>毕业于|在)(?P<v>[^,，。]{1,16}?(?:大学|学院|学校|中学))(?:读书|上学|读研|读博|念书|毕业)?$"), _education),
     (re.compile(r"^对(?P<v>[^,，。]{1,12})过敏$"), _allergy),
     (re.compile(rf"^{_ADV}(?P<neg>不再|不太|不怎么|不是很|一点也不|一点都不|不|没那么)(?P<verb>喜欢|爱|喜爱|偏好|习惯)(?P<v>[^,，。]{{1,24}})$"), _dislike),
-    (re.compile(rf"^{_ADV}(?P<neg>讨厌|厌恶|受不了|反感|烦)(?P<verb>)(?P<v>[^,，。]{{1,24}})$"), _dislike),
+    (re.compile(rf"^{_ADV}(?P<neg>讨厌|厌恶|受不了|反感|烦|害怕|怕)(?P<verb>)(?P<v>[^,，。]{{1,24}})$"), _dislike),
     (re.compile(rf"^{_ADV}(?P<neg>不能|没法|无法)(?P<verb>吃|喝|碰|用|熬夜)(?P<v>[^,，。]{{0,16}})$"), _cannot),
     (re.compile(rf"^{_ADV}(?P<neg>不|从不|从来不|不再|很少)(?P<verb>吃|喝|抽|碰|用|看|玩)(?P<v>[^,，。]{{1,16}})$"), _dislike),
     (re.compile(rf"^{_ADV}(?:很|非常|特别|比较|最|挺|超级|超|更)*(?P<verb>喜欢|热爱|偏好|偏爱|喜爱|爱吃|爱喝|爱玩|爱看|爱|迷上了|擅长|习惯)(?P<v>[^,，。]{{1,24}})$"), _like),
@@ -424,7 +425,7 @@ def _clause(clause: str, carried: bool, out: list[Draft], leftovers: list[str], 
         return False
     if not body or _QUESTION.search(body) or _FOLLOW_UP.search(body):
         return subject is not None or carried
-    drafts = _match(body) or _employer(body, job_change)
+    drafts = zh_graded(body, _match) or _employer(body, job_change)
     if momentary:
         drafts = tuple(d for d in drafts if d.type is not T.USER_GOAL)
     out.extend(drafts)
