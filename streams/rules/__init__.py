@@ -16,7 +16,8 @@ from engram.schemas.memory import MemoryType, Role
 
 from . import en_turn, zh
 from .assistant import assistant_drafts
-from .common import CJK, Draft, entities_in, keywords_of, prepare, shorten
+from .common import CJK, Draft, entities_in, keywords_of, prepare, sentences, shorten
+from .irony import ironic_turn
 from .mention import mention_drafts
 from .narrative import attachments
 
@@ -67,7 +68,7 @@ def _user_drafts(text: str) -> list[Draft]:
             drafts.extend(en_turn.user_drafts(run, leftovers))
         drafts.extend(_fallback(leftover, chinese) for leftover in leftovers)
         carried = carried or bool(_SELF_MARK.search(run))
-    if not drafts and not CJK.search(text) and _clean(text):
+    if not drafts and not CJK.search(text) and _clean(text) and not ironic_turn([s for s, _ in sentences(text)]):
         drafts = mention_drafts(text)  # a turn with nothing about the user may still name what it answers
     return [d for d in drafts if not _CREDENTIAL.search(d.content) and not _HANDLE.search(d.content)]
 

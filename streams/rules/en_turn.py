@@ -34,6 +34,7 @@ from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, entities_in, sentences
 from .degree import en_graded
+from .irony import ironic_turn, praises
 from .en import _JOBS, match_clause, strip_lead
 from .mood import is_hypothetical, is_momentary, is_sarcastic
 from .narrative import (dated, dropped_subject, front_time, is_event, is_gerund_subject, is_phatic,
@@ -132,8 +133,9 @@ def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
     out: list[Draft] = []
     split = sentences(text)
     task = any(is_task(strip_lead(sentence)) for sentence, _ in split)
+    ironic = ironic_turn([sentence for sentence, _ in split])
     for sentence, is_question in split:
-        if is_hypothetical(sentence) or is_sarcastic(sentence):
+        if is_hypothetical(sentence) or is_sarcastic(sentence) or (ironic and praises(sentence)):
             continue
         clauses = _clauses(sentence)
         if is_question or is_request(strip_lead(sentence)):
