@@ -33,6 +33,7 @@ from engram.core.text import EN_STOPWORDS
 from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, entities_in, sentences
+from .asides import statements_around
 from .degree import en_graded
 from .irony import ironic_turn, praises
 from .en import _JOBS, match_clause, strip_lead
@@ -139,7 +140,7 @@ def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
             continue
         clauses = _clauses(sentence)
         if is_question or is_request(strip_lead(sentence)):
-            clauses = _statements_before_question(clauses)
+            clauses = statements_around(clauses, _statements_before_question(clauses))
         momentary = is_momentary(sentence)
         turn = _Turn(job_change=bool(_JOB_CHANGE.search(text)), task=task)
         for clause in clauses:
