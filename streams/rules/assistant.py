@@ -11,6 +11,7 @@ import re
 
 from engram.schemas.memory import MemoryType as T
 
+from .commitments import en_commitment, en_confirmed_statement, en_split, is_deferred, is_option
 from .common import CJK, Draft, clean, entities_in, sentences, squeeze_cjk, topic_of
 
 _I = re.IGNORECASE
@@ -64,14 +65,17 @@ def assistant_drafts(text: str) -> list[Draft]:
     """Conclusions in confirmed assistant text, one draft per concluding clause."""
     out: list[Draft] = []
     for sentence, is_question in sentences(text):
-        if is_question:
+        if is_question or is_deferred(sentence):
             continue
         zh = CJK.search(sentence) is not None
         if zh:
             sentence = squeeze_cjk(sentence)
         split = _ZH_CLAUSE_SPLIT if zh else _EN_CLAUSE_SPLIT
         confirmed = not zh and _EN_CONFIRMED_LEAD.match(sentence) is not None
-        for clause in split.split(sentence.rstrip("。.!")):
+        clauses = split.split(sentence.rstrip("。.!"))
+        if not zh:
+            clauses = [part for clause in clauses for part in en_split(clause)]
+        for clause in clauses:
             draft = _zh_clause(clause) if zh else _en_clause(clause, confirmed)
             if draft is not None:
                 out.append(draft)
@@ -86,6 +90,8 @@ def _kind(clause: str, kinds: tuple[tuple[T, re.Pattern[str]], ...]) -> T | None
 
 
 def _zh_clause(clause: str) -> Draft | None:
+    if is_option(clause):
+        return None
     kind = _kind(clause, _ZH_KINDS)
     if kind is None or (kind is not T.ASSISTANT_DECISION and _ZH_REASONING.search(clause)):
         return None
@@ -105,9 +111,15 @@ def _zh_topic(content: str) -> str | None:
 
 
 def _en_clause(clause: str, confirmed: bool = False) -> Draft | None:
+    if is_option(clause):
+        return None
     kind = _kind(clause, _EN_KINDS)
     if kind is None and confirmed and _EN_WILL.search(clause):
         kind = T.ASSISTANT_DECISION  # "Agreed, we'll ship on the first Monday": the commitment is the decision
+    if kind is None and en_commitment(clause):
+        kind = T.ASSISTANT_ACTION
+    if kind is None and confirmed and en_confirmed_statement(_EN_LEAD.sub("", clause.strip())):
+        kind = T.ASSISTANT_DECISION
     if kind is None or (kind is not T.ASSISTANT_DECISION and _EN_REASONING.search(clause)):
         return None
     content = clean(_EN_LEAD.sub("", clause.strip()))
