@@ -16,6 +16,7 @@ from engram.schemas.memory import MemoryType, Role
 
 from . import en_turn, zh
 from .assistant import assistant_drafts
+from .corrections import correction_drafts
 from .common import CJK, Draft, entities_in, keywords_of, prepare, sentences, shorten
 from .irony import ironic_turn
 from .mention import mention_drafts
@@ -59,6 +60,8 @@ def _user_drafts(text: str) -> list[Draft]:
     Described attachments ("[image: …]") are taken out first and noted on their own (`narrative.attachments`).
     """
     text, drafts = attachments(text)
+    text, corrections = correction_drafts(text)
+    drafts.extend(corrections)
     carried = False
     for run, chinese in script_runs(text):
         leftovers: list[str] = []
