@@ -36,6 +36,7 @@ from .common import Draft, entities_in, sentences
 from .asides import statements_around
 from .degree import en_graded
 from .irony import ironic_turn, praises
+from .tense import en_deadline, planned
 from .en import _JOBS, match_clause, strip_lead
 from .mood import is_hypothetical, is_momentary, is_sarcastic
 from .narrative import (dated, dropped_subject, front_time, is_event, is_gerund_subject, is_phatic,
@@ -168,6 +169,10 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
     if not body or is_phatic(body):
         return
     body, when = front_time(body)
+    deadline = en_deadline(body) if turn.subject != "other" else None
+    if deadline is not None:
+        out.append(deadline)
+        return
     if not _FIRST_SUBJECT.match(body) and turn.subject != "other":
         narrative = _embedded_preference(body) or narrative_draft(body, when)
         if narrative is not None:
@@ -191,6 +196,7 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
             continue
         if momentary and draft.type is T.USER_GOAL:
             continue
+        draft = planned(draft, part)
         out.append(draft)
         turn.named = turn.named or draft.attribute == "name"
         turn.antecedent = (draft.entities[0] if draft.entities else "") or turn.antecedent

@@ -27,7 +27,7 @@ _FIXED: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 _LEADING_VERB = re.compile(r"^i\s+(?P<adv>(?:(?:only|really|also|still|just|usually|always|often|never|sometimes|"
                            r"normally|typically|regularly|mostly|generally|actually|now|finally|recently|even|once|first|already|"
                            r"totally|eventually|both|all)\s+)*)(?P<verb>[a-z]+)\b", _I)
-_MODALS = frozenset("can could should would will must might may shall need".split())
+_MODALS = frozenset("can could should would will must might may shall".split())
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is"}
 _PAST = frozenset(
     """went was were had got made took saw did said came gave found knew thought told became left felt

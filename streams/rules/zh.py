@@ -17,6 +17,7 @@ from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, first_draft, entities_in, sentences, squeeze_cjk, topic_of, zh_object
 from .degree import zh_graded
+from .tense import planned, zh_deadline, zh_timed
 from .mood import is_hypothetical, is_momentary, is_sarcastic
 
 _LEAD = re.compile(
@@ -425,14 +426,19 @@ def _clause(clause: str, carried: bool, out: list[Draft], leftovers: list[str], 
         return False
     if not body or _QUESTION.search(body) or _FOLLOW_UP.search(body):
         return subject is not None or carried
-    drafts = zh_graded(body, _match) or _employer(body, job_change)
+    drafts = zh_timed(body, _graded) or _employer(body, job_change) or zh_deadline(body)
     if momentary:
         drafts = tuple(d for d in drafts if d.type is not T.USER_GOAL)
+    drafts = tuple(planned(d, body) for d in drafts)
     out.extend(drafts)
     if not drafts and (subject is not None or (carried and _CONTINUES.match(body))) and not momentary \
             and len(body) >= 4 and not _NOT_FACT.search(body):
         leftovers.append("用户" + body)
     return subject is not None or carried
+
+
+def _graded(body: str) -> tuple[Draft, ...]:
+    return zh_graded(body, _match)
 
 
 def _employer(body: str, job_change: bool) -> tuple[Draft, ...]:
