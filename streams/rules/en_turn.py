@@ -34,6 +34,7 @@ from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, entities_in, sentences
 from .asides import statements_around
+from .clauses import verb_first
 from .degree import en_graded
 from .irony import ironic_turn, praises
 from .tense import en_deadline, planned
@@ -42,6 +43,7 @@ from .mood import is_hypothetical, is_momentary, is_sarcastic
 from .narrative import (dated, dropped_subject, front_time, is_event, is_gerund_subject, is_phatic,
                         is_presentative, is_task, narrative_draft)
 from .person import _objects, third_person
+from .quantities import en_bare_age, en_embedded_age
 
 _I = re.IGNORECASE
 _CLAUSE_SPLIT = re.compile(
@@ -169,9 +171,10 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
     if not body or is_phatic(body):
         return
     body, when = front_time(body)
-    deadline = en_deadline(body) if turn.subject != "other" else None
-    if deadline is not None:
-        out.append(deadline)
+    noted = en_deadline(body) if turn.subject != "other" else None
+    noted = noted or (en_bare_age(body) if turn.subject == "user" else None)
+    if noted is not None:
+        out.append(noted)
         return
     if not _FIRST_SUBJECT.match(body) and turn.subject != "other":
         narrative = _embedded_preference(body) or narrative_draft(body, when)
@@ -187,6 +190,9 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
     body = _resolve(body, turn)
     if not body:
         return
+    age = en_embedded_age(body)
+    if age is not None:
+        out.append(age)
     for part in _role_parts(body):
         draft = en_graded(part, match_clause)
         if draft is None:
@@ -245,6 +251,9 @@ def _implicit(body: str, turn: _Turn) -> str:
         turn.subject = "user"
         return ("I'm " if verb.group("verb").lower().endswith("ing") or verb.group("verb").lower() == "based"
                 else "I ") + body[:1].lower() + body[1:]
+    restored = verb_first(body) if turn.subject == "user" else None
+    if restored is not None:
+        return restored
     return body if turn.subject != "other" else ""
 
 

@@ -17,6 +17,7 @@ from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, first_draft, entities_in, sentences, squeeze_cjk, topic_of, zh_object
 from .degree import zh_graded
+from .quantities import zh_measured
 from .tense import planned, zh_deadline, zh_timed
 from .mood import is_hypothetical, is_momentary, is_sarcastic
 
@@ -430,6 +431,9 @@ def _clause(clause: str, carried: bool, out: list[Draft], leftovers: list[str], 
     if momentary:
         drafts = tuple(d for d in drafts if d.type is not T.USER_GOAL)
     drafts = tuple(planned(d, body) for d in drafts)
+    measured = zh_measured(body) if not drafts and (subject is not None or carried) else None
+    if measured is not None:
+        drafts = (measured,)
     out.extend(drafts)
     if not drafts and (subject is not None or (carried and _CONTINUES.match(body))) and not momentary \
             and len(body) >= 4 and not _NOT_FACT.search(body):
