@@ -22,7 +22,7 @@ from .common import CJK, Draft, entities_in, keywords_of, prepare, sentences, sh
 from .irony import ironic_turn
 from .mention import mention_drafts
 from .narrative import attachments
-from .tense import is_future
+from .tense import is_plan
 
 __all__ = ["Draft", "extract_drafts", "FALLBACK_CONFIDENCE"]
 
@@ -153,5 +153,5 @@ def _with_keywords(d: Draft) -> Draft:
 
 def _fallback(leftover: str, chinese: bool) -> Draft:
     content = shorten(leftover, MAX_FALLBACK_CHARS)
-    kind = MemoryType.USER_GOAL if is_future(leftover) else MemoryType.USER_FACT  # a plan, not a current fact
+    kind = MemoryType.USER_GOAL if is_plan(leftover) else MemoryType.USER_FACT  # a plan, not a current fact
     return Draft(kind, content, FALLBACK_CONFIDENCE, None, None, False, entities_in(content, prose=True))

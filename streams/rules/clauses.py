@@ -6,6 +6,12 @@ Mechanisms:
   with a bare verb and a possessive ("walk my dog every morning", "run our
   family shop") has dropped its "I"; the subject is put back. Words that open
   clauses without being verbs (prepositions, conjunctions, adverbs) never count.
+- telegraphic self-description: after the user has started describing
+  themselves ("Name's Tomasz, 52, long-haul truck driver from Gdansk, big fan
+  of chess"), a verbless noun phrase is read with the user as subject: a role
+  ("I'm a long-haul truck driver from Gdansk"), a fandom ("I'm a big fan of
+  chess"), or what they have ("I have two grown kids"); in Chinese a place
+  clause about the user's own company, school or home ("公司在宁波") is the user's.
 - reminder frame: a statement wrapped in a reminder ("Just a reminder that I
   still hate cilantro", "As I said, I'm vegan", "再说一遍，我不喝酒") is the
   statement itself, so it reinforces the memory it repeats instead of being
@@ -15,6 +21,8 @@ Mechanisms:
 from __future__ import annotations
 
 import re
+
+from .en import _JOBS
 
 _I = re.IGNORECASE
 _VERB_FIRST = re.compile(r"^(?P<v>[a-z]{3,})\s+(?:my|our)\s+\w", _I)
@@ -51,3 +59,30 @@ def unwrap_reminders(text: str) -> str:
         return text
     text = _ZH_REMINDER.sub("", _EN_REMINDER.sub("", text))
     return text[:1].upper() + text[1:] if text[:1] == "i" else text
+
+
+_EN_ROLE_PHRASE = re.compile(rf"^(?:(?:a|an)\s+)?(?P<p>(?:[\w-]+\s+){{0,3}}{_JOBS}s?(?:\s+(?:from|in|at)\s+(?-i:[A-Z]).*)?)$", _I)
+_EN_FAN_PHRASE = re.compile(r"^(?:(?:a|an)\s+)?(?:big|huge|massive|lifelong|die-hard)\s+fan\s+of\s+\S.*$", _I)
+_EN_OWNED = re.compile(r"^(?:one|two|three|four|five|six|\d)\s+(?:[\w-]+\s+)?(?:cats?|dogs?|kids|children|sons?|daughters?|"
+                       r"grandchildren|grandkids|pets?|horses?|rabbits?)\b.*$", _I)
+
+
+def telegraphic(clause: str) -> str | None:
+    """A verbless noun phrase in a self-description, given back its "I" ("truck driver from Gdansk" -> "I'm a …")."""
+    text = clause.strip()
+    if _EN_ROLE_PHRASE.match(text) or _EN_FAN_PHRASE.match(text):
+        body = re.sub(r"^(?:a|an)\s+", "", text, flags=_I)
+        article = "an" if body[:1].lower() in "aeiou" else "a"
+        return f"I'm {article} {body}"
+    if _EN_OWNED.match(text):
+        return f"I have {text}"
+    return None
+
+
+_ZH_POSSESSED_PLACE = re.compile(r"^(?P<k>公司|单位|学校|工作地点|办公室|老家|家|店|工厂|实验室)(?:就|也|目前|现在)?(?:在|位于)(?P<v>[^,，。]{2,10})$")
+
+
+def zh_possessed_place(body: str) -> str | None:
+    """ "公司在宁波" said in a turn about the user -> "用户的公司在宁波"."""
+    m = _ZH_POSSESSED_PLACE.match(body)
+    return f"用户的{body}" if m else None

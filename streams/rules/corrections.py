@@ -25,12 +25,13 @@ from .common import CJK, Draft, clean, sentences
 
 _I = re.IGNORECASE
 _EN_CUE = r"(?:(?:sorry|oops|whoops|correction|my bad|wait|no|actually|typo|i misspoke|scratch that)\b[,:!.]?\s*)*"
-_VALUE = r"[^,;.!?]{1,40}?"
+_VALUE = r"(?:(?!\s[-–—]\s)[^,;.!?]){1,40}?"
+_TAIL = r"(?:\s+[-–—]\s+.*)?"
 _EN_FRAMES = (
     re.compile(rf"^{_EN_CUE}(?:it's\s+|it is\s+)?not\s+(?P<old>{_VALUE})\s*[,;-]+\s*(?:i meant|i mean|it's|it is|rather|but|it was)\s+"
-               rf"(?P<new>{_VALUE})$", _I),
-    re.compile(rf"^{_EN_CUE}i meant\s+(?P<new>{_VALUE})\s*,?\s*not\s+(?P<old>{_VALUE})$", _I),
-    re.compile(rf"^{_EN_CUE}i said\s+(?P<old>{_VALUE})\s*,?\s*(?:but\s+)?i meant\s+(?P<new>{_VALUE})$", _I),
+               rf"(?P<new>{_VALUE}){_TAIL}$", _I),
+    re.compile(rf"^{_EN_CUE}i meant\s+(?P<new>{_VALUE})\s*,?\s*not\s+(?P<old>{_VALUE}){_TAIL}$", _I),
+    re.compile(rf"^{_EN_CUE}i said\s+(?P<old>{_VALUE})\s*,?\s*(?:but\s+)?i meant\s+(?P<new>{_VALUE}){_TAIL}$", _I),
 )
 _ZH_CUE = r"(?:(?:说错了|打错了|写错了|口误|更正一下|更正|纠正一下|纠正|不好意思|抱歉|不对)[,，:：!！。]?\s*)*"
 _ZH_VALUE = r"[^,，;；。!！?？是]{1,16}"

@@ -34,10 +34,10 @@ from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, entities_in, sentences
 from .asides import statements_around
-from .clauses import verb_first
+from .clauses import telegraphic, verb_first
 from .degree import en_graded
 from .irony import ironic_turn, praises
-from .tense import en_deadline, planned
+from .tense import en_deadline, is_future, planned
 from .en import _JOBS, match_clause, strip_lead
 from .mood import is_hypothetical, is_momentary, is_sarcastic
 from .narrative import (dated, dropped_subject, front_time, is_event, is_gerund_subject, is_phatic,
@@ -84,7 +84,7 @@ _STATIVE = re.compile(
 )
 _ROLE_TAIL = re.compile(
     rf"^(?P<head>(?:i'm|i am|i work as|i'm working as)\s+(?:currently\s+|now\s+)?(?:a|an)\s+(?:[\w+#./-]+\s+){{0,3}}?"
-    rf"{_JOBS}s?)\s+(?P<tail>(?:at|for|with|working|doing|on|mostly|mainly)\b.*|in\s+(?-i:[A-Z]).*)$",
+    rf"{_JOBS}s?)\s+(?P<tail>(?:at|for|with|working|doing|on|mostly|mainly)\b.*|(?:in|from)\s+(?-i:[A-Z]).*)$",
     _I,
 )
 _WORK_AS = re.compile(rf"^(?P<head>i\s+(?:\w+\s+)?work\s+(?:at|for)\s+.+?)\s+as\s+(?P<job>(?:a|an)\s+.+)$", _I)
@@ -144,7 +144,7 @@ def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
         clauses = _clauses(sentence)
         if is_question or is_request(strip_lead(sentence)):
             clauses = statements_around(clauses, _statements_before_question(clauses))
-        momentary = is_momentary(sentence)
+        momentary = is_momentary(sentence) and not is_future(sentence)
         turn = _Turn(job_change=bool(_JOB_CHANGE.search(text)), task=task)
         for clause in clauses:
             _clause(clause, turn, out, leftovers, momentary)
@@ -172,7 +172,7 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
         return
     body, when = front_time(body)
     noted = en_deadline(body) if turn.subject != "other" else None
-    noted = noted or (en_bare_age(body) if turn.subject == "user" else None)
+    noted = noted or (en_bare_age(body) if turn.subject == "user" or turn.named else None)
     if noted is not None:
         out.append(noted)
         return
@@ -236,6 +236,10 @@ def _resolve(body: str, turn: _Turn) -> str:
 
 
 def _implicit(body: str, turn: _Turn) -> str:
+    described = telegraphic(body) if turn.subject == "user" or turn.named else None
+    if described is not None:
+        turn.subject = "user"
+        return described
     role = None if is_gerund_subject(body) else _AS_ROLE.match(body)
     if role:
         turn.subject = "user"
@@ -276,6 +280,8 @@ def _role_parts(body: str) -> list[str]:
     low = tail.lower()
     if low.startswith(("at ", "for ", "with ", "in ")):
         tail = f"I work {tail}"
+    elif low.startswith("from "):
+        tail = f"I'm {tail}"
     else:
         tail = f"I'm {tail}"
     return [m.group("head"), tail]

@@ -20,7 +20,7 @@ import re
 _I = re.IGNORECASE
 _EN_CUE = re.compile(
     r"^(?:oh\s+)?(?:sure|great|wonderful|lovely|perfect|brilliant|fantastic|terrific|splendid|awesome|wow|"
-    r"yeah right|oh joy|just great|just perfect|just what i needed|nice one)\b"
+    r"yeah right|oh joy|just great|just perfect|just what i needed|nice one|nothing like|nothing beats)\b"
     r"|^yeah,?\s+because\b|/s\s*$",
     _I,
 )

@@ -6,6 +6,8 @@ Mechanisms:
   subject-less clause made of a noun and an amount with its unit ("月薪大概1.8万",
   "团队一共5个人", "房租每月3000块") is the user's attribute, noted whole with
   its number ("用户的月薪大概1.8万"); a clause with no unit or amount is not.
+- role duration (Chinese): "做了4年Java开发" is the role and how long it has
+  been held, two notes, the number kept in the second.
 - bare age (English): in a list of facts about the user, a clause that is only
   a number of years ("68", "41 years old") is the user's age.
 - embedded age (English): "a 27-year-old paramedic" / "I'm 27 and …" gives the
@@ -24,7 +26,7 @@ _I = re.IGNORECASE
 _ZH_AMOUNT = r"(?:\d+(?:\.\d+)?|[一二三四五六七八九十两百千]+)"
 _ZH_UNIT = r"(?:万|千|k|K|w|W|块钱|块|元|个人|人|口人|名|位|岁|年|个月|公斤|斤|kg|cm|厘米|米|平米|平|套|辆|只|台|小时|天|次|篇|字)"
 _ZH_MEASURED = re.compile(
-    rf"^(?P<k>[\u4e00-\u9fff]{{1,4}}?)(?:大概|大约|差不多|一共|总共|才|只有|就|有|是|目前|现在|每个?月|一个月|每年|一年|每周|每天|税前|税后|左右)*"
+    rf"^(?P<k>(?:(?![想要跳到去做在是有会能得把被给让打算准备])[\u4e00-\u9fff]){{1,4}}?)(?:大概|大约|差不多|一共|总共|才|只有|就|有|是|目前|现在|每个?月|一个月|每年|一年|每周|每天|税前|税后|左右)*"
     rf"{_ZH_AMOUNT}\s*{_ZH_UNIT}(?:左右|出头|多|一个月|每月|一年)?$"
 )
 _ZH_NOT_KEY = re.compile(r"^(?:你|您|他|她|它|这|那|哪|谁|什么|多少|几)")
@@ -60,3 +62,17 @@ def en_embedded_age(clause: str) -> Draft | None:
 
 def _age(years: str) -> Draft:
     return Draft(T.USER_PROFILE, f"User is {years} years old", 0.8, "age")
+
+
+_ZH_ROLE_YEARS = re.compile(rf"^了?(?P<n>{_ZH_AMOUNT})(?:多)?(?P<u>年|个月)(?:的)?(?P<job>[^,，。]{{2,16}})$")
+
+
+def zh_role_duration(job: str) -> tuple[Draft, Draft] | None:
+    """ "做了4年Java开发": the role ("用户是Java开发") and how long ("用户做了4年Java开发")."""
+    m = _ZH_ROLE_YEARS.match(job)
+    if m is None:
+        return None
+    role = m.group("job")
+    return (Draft(T.USER_PROFILE, f"用户是{role}", 0.85, "occupation", topic_of(role), False, entities_in(role)),
+            Draft(T.USER_FACT, f"用户做了{m.group('n')}{m.group('u')}{role}", 0.8, None, topic_of(role), False,
+                  entities_in(role)))

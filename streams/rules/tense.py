@@ -11,6 +11,8 @@ Three mechanisms:
 - deadline: a task with a due date ("The grant application closes on the 30th",
   "the deadline for the essay is Friday", "论文周五前必须交", "报告月底截止")
   is a `user_constraint` that keeps the date.
+- wish as plan (Chinese): a leftover "用户想<verb>…" ("想投大厂", "想跳到3万") is
+  a goal; "想问", "想知道", "想起", "想法" and the like are not wishes.
 - fronted time (Chinese): a time phrase before a subject-less clause
   ("下半年想转SRE") is lifted, the clause is read, and the time goes back after
   "用户" ("用户下半年想转SRE").
@@ -33,7 +35,8 @@ _WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _EN_FUTURE = re.compile(
     rf"\b(?:next\s+(?:week|month|year|term|semester|quarter|{_SEASON}|{_WEEKDAY})|(?:in|from|starting|this coming)\s+{_SEASON}|in\s+(?:a|two|three|a few|\d+)\s+(?:weeks?|months?|years?)|"
     rf"soon|(?:'ll|will)\s+be\s+\w+ing|(?:is|are|'m|am)\s+(?:about|going|set|due)\s+to|later this year|"
-    rf"after (?:the )?(?:summer|holidays|new year))\b",
+    rf"after (?:the )?(?:summer|holidays|new year)|(?:at|by|before|from)\s+the\s+(?:end|start|beginning)\s+of\s+"
+    rf"(?:the|this|next)\s+(?:year|month|term|semester|quarter|summer))\b",
     _I,
 )
 _EN_MONTH_FUTURE = re.compile(rf"\b(?:in|from|starting)\s+{_MONTH}\b", _I)
@@ -42,6 +45,8 @@ _EN_PAST = re.compile(
     r"has\s+\w+|have\s+\w+)\b", _I)
 _ZH_FUTURE = re.compile(r"明年|下个月|下月|下周|下星期|下半年|下学期|年底|年后|过完年|即将|马上就要|(?:月|年)(?:初|底)(?:就)?要|要入职|要去|将要|将会")
 _PLANNABLE = frozenset({T.USER_FACT, T.USER_PROFILE})
+_ZH_WISH = re.compile(r"^用户[\u4e00-\u9fff]{0,4}?(?:还|也|很|特别|一直)?想(?!问|知道|了解|请教|说|看看|试试|听|起|到|想|法|象|念|必|不|明白|清楚|你|您)"
+                      r"[\u4e00-\u9fffA-Za-z]")
 
 _EN_DATE = (
     rf"(?:(?:on|by|before|at|in|until|this|next)\s+)*(?:{_WEEKDAY}|{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?|"
@@ -71,6 +76,11 @@ def is_future(clause: str) -> bool:
     if _EN_PAST.match(clause):
         return False
     return bool(_EN_FUTURE.search(clause) or _EN_MONTH_FUTURE.search(clause))
+
+
+def is_plan(note: str) -> bool:
+    """A leftover note that is a plan: a future marker, or a Chinese wish to do something ("用户想投大厂")."""
+    return is_future(note) or _ZH_WISH.match(note) is not None
 
 
 def planned(draft: Draft, clause: str) -> Draft:

@@ -17,7 +17,8 @@ from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, first_draft, entities_in, sentences, squeeze_cjk, topic_of, zh_object
 from .degree import zh_graded
-from .quantities import zh_measured
+from .clauses import zh_possessed_place
+from .quantities import zh_measured, zh_role_duration
 from .tense import planned, zh_deadline, zh_timed
 from .mood import is_hypothetical, is_momentary, is_sarcastic
 
@@ -83,9 +84,9 @@ def _gender(m: re.Match[str]) -> Draft:
     return Draft(T.USER_PROFILE, f"用户是{m.group('v')}", 0.85, "gender")
 
 
-def _occupation(m: re.Match[str]) -> Draft | None:
+def _occupation(m: re.Match[str]) -> Draft | tuple[Draft, ...] | None:
     job = _v(m)
-    return Draft(T.USER_PROFILE, f"用户是{job}", 0.9, "occupation", topic_of(job), False, entities_in(job))
+    return zh_role_duration(job) or Draft(T.USER_PROFILE, f"用户是{job}", 0.9, "occupation", topic_of(job), False, entities_in(job))
 
 
 _ORG = re.compile(
@@ -126,6 +127,8 @@ def _role_at(m: re.Match[str]) -> tuple[Draft, ...] | None:
     role = Draft(T.USER_PROFILE, f"用户是{job}", 0.9, "occupation", topic_of(job), False, entities_in(job))
     if _ORG.search(place) and not place.startswith(("一家", "一个", "家")):
         return (Draft(T.USER_PROFILE, f"用户在{place}工作", 0.85, "company", None, False, (place,)), role)
+    if not _ORG.search(place) and not place.startswith(("一家", "一个", "家")) and len(place) <= 6:
+        return (role, Draft(T.USER_FACT, f"用户在{place}工作", 0.8, "location", None, False, (place,)))
     return (role,)
 
 
@@ -431,9 +434,12 @@ def _clause(clause: str, carried: bool, out: list[Draft], leftovers: list[str], 
     if momentary:
         drafts = tuple(d for d in drafts if d.type is not T.USER_GOAL)
     drafts = tuple(planned(d, body) for d in drafts)
-    measured = zh_measured(body) if not drafts and (subject is not None or carried) else None
+    measured = zh_measured(body) if not drafts and subject is None and carried else None
     if measured is not None:
         drafts = (measured,)
+    place = zh_possessed_place(body) if not drafts and subject is None and carried else None
+    if place is not None:
+        drafts = (Draft(T.USER_FACT, place, 0.7, None, None, False, entities_in(place)),)
     out.extend(drafts)
     if not drafts and (subject is not None or (carried and _CONTINUES.match(body))) and not momentary \
             and len(body) >= 4 and not _NOT_FACT.search(body):
