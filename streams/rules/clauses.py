@@ -8,7 +8,7 @@ Mechanisms:
   clauses without being verbs (prepositions, conjunctions, adverbs) never count.
 - telegraphic self-description: after the user has started describing
   themselves ("Name's Tomasz, 52, long-haul truck driver from Gdansk, big fan
-  of chess"), a verbless noun phrase is read with the user as subject: a role
+  of chess"), a verbless noun phrase is read with the user as subject: a role ending in a known job word
   ("I'm a long-haul truck driver from Gdansk"), a fandom ("I'm a big fan of
   chess"), or what they have ("I have two grown kids"); in Chinese a place
   clause about the user's own company, school or home ("公司在宁波") is the user's.

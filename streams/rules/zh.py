@@ -47,7 +47,7 @@ _STATIVE = re.compile(r"^(?:是|在|住|有|喜欢|也是|今年|已经|刚|叫|
 _TOPIC_LEAD = re.compile(r"^(?:关于|至于)?(?P<t>[^,，。我]{1,6})(?:方面|这块|这方面|上面)(?=我)")
 _FOLLOW_UP = re.compile(r"打给我|联系我|发这里|发到这|发给我|找我|打这个|加我")
 _CONTINUES = re.compile(
-    r"^(?:主要|平时|一般|经常|通常|也|还|都|一直|正在|在做|在学|会|能|可以|每天|每周|打算|准备|想|喜欢|负责|用|做|写|学|只)"
+    r"^(?:明年|今年|下半年|上半年|下个月|年底|年后|下学期|主要|平时|一般|经常|通常|也|还|都|一直|正在|在做|在学|会|能|可以|每天|每周|打算|准备|想|喜欢|负责|用|做|写|学|只)"
 )
 """A subject-less clause that opens with an adverb or a verb continues the user as subject
 ("我是前端工程师，主要用React"); one that opens with a noun has a subject of its own ("面试经常问")."""

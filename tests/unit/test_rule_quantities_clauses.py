@@ -1,0 +1,50 @@
+"""Quantities kept with their subject (rules/quantities) and clause repairs for long self-descriptions
+(rules/clauses), on sentences written for these tests."""
+
+from __future__ import annotations
+
+from engram.schemas.memory import MemoryType as T
+from engram.streams.rules.clauses import telegraphic, unwrap_reminders, verb_first
+from engram.streams.rules.quantities import en_bare_age, zh_measured
+
+from tests.unit.rule_helpers import contents, notes
+
+
+def test_a_measured_attribute_of_the_user_keeps_its_amount_and_unit() -> None:
+    assert "用户的年薪税前40万" in contents("我在银行做风控，年薪税前40万。")
+    assert "用户的部门一共12个人" in contents("我是测试组长，部门一共12个人。")
+    assert zh_measured("天气很好") is None
+    assert zh_measured("你们公司多少人") is None
+
+
+def test_a_measured_clause_about_someone_else_is_not_the_users() -> None:
+    assert not [c for c in contents("他们公司一共300个人。") if "300" in c]
+
+
+def test_ages_bare_and_embedded() -> None:
+    assert en_bare_age("47") is not None and en_bare_age("7") is None and en_bare_age("470") is None
+    found = notes("I'm a 39-year-old welder.")
+    assert (T.USER_PROFILE, "User is 39 years old", False) in found
+    assert "User is 61 years old" in contents("I'm Greta, 61, a beekeeper.")
+
+
+def test_role_duration_gives_the_role_and_how_long() -> None:
+    assert contents("我干了6年前端开发。") == ["用户是前端开发", "用户做了6年前端开发"] or \
+        contents("我做了6年前端开发。") == ["用户是前端开发", "用户做了6年前端开发"]
+
+
+def test_verb_first_and_telegraphic_clauses_in_a_self_description() -> None:
+    assert verb_first("feed my chickens at dawn") == "I feed my chickens at dawn"
+    assert verb_first("with my cousin") is None
+    assert telegraphic("retired marine engineer from Hull") == "I'm a retired marine engineer from Hull"
+    assert telegraphic("three rescue cats") == "I have three rescue cats"
+    found = contents("Quick bio: I'm Ines, hospital pharmacist, huge fan of opera, tend my allotment on Sundays.")
+    assert {"User is a hospital pharmacist", "User is a huge fan of opera",
+            "User tends their allotment on Sundays"} <= set(found)
+
+
+def test_reminder_frames_are_taken_off_the_statement() -> None:
+    assert unwrap_reminders("Friendly reminder: I don't eat mushrooms.") == "I don't eat mushrooms."
+    assert unwrap_reminders("Like I said earlier, I'm left-handed.") == "I'm left-handed."
+    assert unwrap_reminders("再强调一下，我不吃羊肉。") == "我不吃羊肉。"
+    assert contents("As I mentioned, I hate olives.") == contents("I hate olives.")
