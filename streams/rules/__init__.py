@@ -75,7 +75,8 @@ def _user_drafts(text: str) -> list[Draft]:
         carried = carried or bool(_SELF_MARK.search(run))
     if not drafts and not CJK.search(text) and _clean(text) and not ironic_turn([s for s, _ in sentences(text)]):
         drafts = mention_drafts(text)  # a turn with nothing about the user may still name what it answers
-    return [d for d in drafts if not _CREDENTIAL.search(d.content) and not _HANDLE.search(d.content)]
+    return [d for d in drafts if not _CREDENTIAL.search(d.content) and not _HANDLE.search(d.content)
+            and not (d.attribute == "contact" and _CONTACT_NUMBER.search(d.content) and not find_pii(d.content))]
 
 
 def _clean(text: str) -> bool:
@@ -103,6 +104,8 @@ _HANDLE = re.compile(
 """Account handles: no detector redacts them, so they are left out like the numbers the guard masks."""
 
 
+_CONTACT_NUMBER = re.compile(r"\d(?:[ .()/-]?\d){4,}")
+"""A contact note never keeps a number too short for the guard's phone detectors (the guard redacts the rest)."""
 _SELF_MARK = re.compile(r"我|\b(?:I|I'm|my|we)\b", re.IGNORECASE)
 _PIECE = re.compile(r".+?(?:[，；。！？!?;\n]+|(?<!\d),|,(?!\d)|\.(?=\s)|$)\s*", re.DOTALL)
 """Pieces end at clause punctuation (full-width commas are ASCII after NFKC), never inside "1,200"."""

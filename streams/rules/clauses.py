@@ -12,6 +12,10 @@ Mechanisms:
   ("I'm a long-haul truck driver from Gdansk"), a fandom ("I'm a big fan of
   chess"), or what they have ("I have two grown kids"); in Chinese a place
   clause about the user's own company, school or home ("公司在宁波") is the user's.
+- self-description heading: "About me:", "Quick bio -", "简单说下我的情况：" make
+  the user the subject of the clauses that follow, so a list of bare phrases
+  after it is read as the user's.
+- dangling opinion: "I think it's not cheap" names nothing to remember.
 - reminder frame: a statement wrapped in a reminder ("Just a reminder that I
   still hate cilantro", "As I said, I'm vegan", "再说一遍，我不喝酒") is the
   statement itself, so it reinforces the memory it repeats instead of being
@@ -67,16 +71,35 @@ _EN_OWNED = re.compile(r"^(?:one|two|three|four|five|six|\d)\s+(?:[\w-]+\s+)?(?:
                        r"grandchildren|grandkids|pets?|horses?|rabbits?)\b.*$", _I)
 
 
-def telegraphic(clause: str) -> str | None:
-    """A verbless noun phrase in a self-description, given back its "I" ("truck driver from Gdansk" -> "I'm a …")."""
+_EN_NOUN_PHRASE = re.compile(r"^(?:(?:a|an)\s+)?[a-z][a-z-]+(?:\s+[a-z][a-z-]+){0,3}$")
+_NOT_IN_NOUN_PHRASE = frozenset(
+    """i me my we our you your he she they them his her their it its this that these those is are was were be been
+    am have has had do does did will would can could should may might must not no never very pretty so too quite
+    really just also still of to in on at for with from by about into over than then and or but if as lots lot
+    bit much many more most less some any all thanks thank please yes yeah okay ok sure well hi hello hey""".split()
+)
+
+
+def telegraphic(clause: str, heading: bool = False) -> str | None:
+    """A verbless noun phrase in a self-description, given back its "I" ("truck driver from Gdansk" -> "I'm a …").
+
+    After a self-description heading (or the user's name) any short noun phrase counts ("museum curator");
+    otherwise only a phrase ending in a known job word does.
+    """
     text = clause.strip()
-    if _EN_ROLE_PHRASE.match(text) or _EN_FAN_PHRASE.match(text):
+    if _EN_OWNED.match(text):
+        return f"I have {text}"
+    if _EN_ROLE_PHRASE.match(text) or _EN_FAN_PHRASE.match(text) or heading and _noun_phrase(text):
         body = re.sub(r"^(?:a|an)\s+", "", text, flags=_I)
         article = "an" if body[:1].lower() in "aeiou" else "a"
         return f"I'm {article} {body}"
-    if _EN_OWNED.match(text):
-        return f"I have {text}"
     return None
+
+
+def _noun_phrase(text: str) -> bool:
+    words = text.lower().split()
+    return _EN_NOUN_PHRASE.match(text) is not None and not any(w in _NOT_IN_NOUN_PHRASE for w in words[1:] + words[:1]
+                                                                if w not in ("a", "an"))
 
 
 _ZH_POSSESSED_PLACE = re.compile(r"^(?P<k>公司|单位|学校|工作地点|办公室|老家|家|店|工厂|实验室)(?:就|也|目前|现在)?(?:在|位于)(?P<v>[^,，。]{2,10})$")
@@ -86,3 +109,22 @@ def zh_possessed_place(body: str) -> str | None:
     """ "公司在宁波" said in a turn about the user -> "用户的公司在宁波"."""
     m = _ZH_POSSESSED_PLACE.match(body)
     return f"用户的{body}" if m else None
+
+
+_EN_SELF_INTRO = re.compile(
+    r"^(?:(?:a\s+(?:bit|little)|some\s+(?:context|background))\s+about\s+me|about\s+me|(?:quick\s+|short\s+|brief\s+)?"
+    r"(?:intro|introduction|bio|background|context)(?:\s+(?:on|about)\s+me)?|me\s+in\s+(?:a\s+nutshell|brief))$", _I)
+_ZH_SELF_INTRO = re.compile(r"(?:自我介绍|介绍一下(?:我|自己)|说下我的情况|说一下我的情况|我的(?:基本)?情况|关于我|我的背景)")
+_EN_DANGLING_OPINION = re.compile(
+    r"^(?:i|user)\s+(?:think|thinks|guess|guesses|feel|feels|believe|believes|suppose|supposes|reckon|reckons|find|finds)"
+    r"\s+(?:that\s+)?(?:it|this|that|they|these|those)(?:'s|'re|\s+is|\s+was|\s+are|\s+were|\s+looks?|\s+seems?)\b", _I)
+
+
+def is_self_intro(clause: str) -> bool:
+    """A heading that opens a description of the user ("About me:", "Quick bio", "简单说下我的情况")."""
+    return _EN_SELF_INTRO.match(clause.strip()) is not None or _ZH_SELF_INTRO.search(clause) is not None
+
+
+def is_dangling_opinion(clause: str) -> bool:
+    """ "I think it's not cheap": an opinion about something the clause does not name is nothing to remember."""
+    return _EN_DANGLING_OPINION.match(clause.strip()) is not None

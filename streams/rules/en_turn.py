@@ -34,7 +34,7 @@ from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, entities_in, sentences
 from .asides import statements_around
-from .clauses import telegraphic, verb_first
+from .clauses import is_dangling_opinion, is_self_intro, telegraphic, verb_first
 from .degree import en_graded
 from .irony import ironic_turn, praises
 from .tense import en_deadline, is_future, planned
@@ -129,6 +129,8 @@ class _Turn:
     job_change: bool = False
     """The turn says the user changed jobs ("I left X", "joined"): "now I'm at Y" is the new employer."""
     task: bool = False
+    described: bool = False
+    """A self-description heading ("About me:") opened the turn: bare noun phrases after it are the user's."""
     """The turn asks the assistant for help: side events are context, not notes."""
 
 
@@ -169,6 +171,9 @@ def _statements_before_question(clauses: list[str]) -> list[str]:
 def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], momentary: bool) -> None:
     body = strip_lead(clause)
     if not body or is_phatic(body):
+        return
+    if is_self_intro(body):
+        turn.subject, turn.described = "user", True
         return
     body, when = front_time(body)
     noted = en_deadline(body) if turn.subject != "other" else None
@@ -256,6 +261,7 @@ def _implicit(body: str, turn: _Turn) -> str:
         return ("I'm " if verb.group("verb").lower().endswith("ing") or verb.group("verb").lower() == "based"
                 else "I ") + body[:1].lower() + body[1:]
     restored = verb_first(body) if turn.subject == "user" else None
+    restored = restored or (telegraphic(body, heading=True) if turn.described or turn.named else None)
     if restored is not None:
         return restored
     return body if turn.subject != "other" else ""
@@ -300,6 +306,8 @@ in a relative clause ("I finished the book you recommended"), leaves the clause 
 
 def _leftover(clause: str, leftovers: list[str], when: str = "") -> None:
     if _ADDRESSED.match(clause) or re.search(r"\byou\b", clause, _I) and not is_event(clause):
+        return
+    if is_dangling_opinion(clause):
         return
     count = content_words(clause)
     if count > 1 or (count and len(_WORD.findall(clause)) > 4) or (when and is_event(clause)):

@@ -6,7 +6,9 @@ Two mechanisms, in both languages:
   whose object is a stock nuisance (a cancelled flight, overtime, a broken
   printer, a pointless meeting, 加班, 堵车) is read as its opposite when
   something else marks it: an irony cue at the start ("Oh sure,", "Wonderful,",
-  "呵呵"), an intensifier, or repetition ("another", "again", "又"). Plain
+  "呵呵"), an intensifier, or repetition ("another", "again", "又").
+- mock claim: an irony cue followed by a justification ("Sure, because I …")
+  or an over-sure claim ("Oh great, I clearly have time for …"). Plain
   praise with nothing marking it ("I love early mornings") is taken at face value.
 - ironic turn: once a sentence opens with an irony cue and names a nuisance, a
   later sentence that only praises by pronoun ("I adore those", "真是爱死了")
@@ -36,6 +38,8 @@ _EN_NUISANCE = re.compile(
     r"working (?:late|weekends|on (?:a |my )?(?:sunday|saturday|weekend))|my (?:sunday|saturday|weekend))\b",
     _I,
 )
+_EN_MOCK_CLAIM = re.compile(r"^[\w ]{0,20}[,!.]?\s*because\s+(?:i|we)\b|\b(?:i|we)\s+(?:totally|clearly|obviously|"
+                            r"definitely)\s+(?:have|am|can|need|love|enjoy)\b", _I)
 _EN_MARK = re.compile(r"\b(?:another|again|yet again|just|absolutely|totally|so much|such)\b", _I)
 _EN_PRONOUN_PRAISE = re.compile(r"^(?:i|we)\s+(?:just\s+|really\s+|absolutely\s+|totally\s+)?(?:love|adore|enjoy)\s+"
                                 r"(?:those|these|that|it|them)\b", _I)
@@ -47,8 +51,10 @@ _ZH_MARK = re.compile(r"可真|真是|太|又|再一次|简直|呢$")
 
 
 def is_ironic(sentence: str) -> bool:
-    """Praise for a nuisance with a cue, an intensifier or repetition marking it."""
+    """Praise for a nuisance with a cue, an intensifier or repetition marking it; or a cue and a mock claim."""
     text = sentence.strip()
+    if _EN_CUE.search(text) and _EN_MOCK_CLAIM.search(text):
+        return True
     if _EN_PRAISE.search(text) and _EN_NUISANCE.search(text):
         return bool(_EN_CUE.search(text) or _EN_MARK.search(text))
     if _ZH_PRAISE.search(text) and _ZH_NUISANCE.search(text):

@@ -27,6 +27,7 @@ from dataclasses import replace
 from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, clean, entities_in, topic_of
+from .person import _objects
 
 _I = re.IGNORECASE
 _MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)"
@@ -96,10 +97,10 @@ def en_deadline(clause: str) -> Draft | None:
     if m is None:
         return None
     if m.group("what2"):
-        what = clean(m.group("what2"))
+        what = _objects(clean(m.group("what2")))
         content = f"User's deadline for {what} is {clean(m.group('when2'))}"
     else:
-        what = clean(m.group("what"))
+        what = _objects(clean(m.group("what")))
         content = f"User's {what} {m.group('verb').lower()} {clean(m.group('when'))}"
     return Draft(T.USER_CONSTRAINT, content, 0.75, None, topic_of(what), False, entities_in(content, prose=True))
 

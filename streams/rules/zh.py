@@ -17,7 +17,7 @@ from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, first_draft, entities_in, sentences, squeeze_cjk, topic_of, zh_object
 from .degree import zh_graded
-from .clauses import zh_possessed_place
+from .clauses import is_self_intro, zh_possessed_place
 from .quantities import zh_measured, zh_role_duration
 from .tense import planned, zh_deadline, zh_timed
 from .mood import is_hypothetical, is_momentary, is_sarcastic
@@ -47,12 +47,12 @@ _STATIVE = re.compile(r"^(?:是|在|住|有|喜欢|也是|今年|已经|刚|叫|
 _TOPIC_LEAD = re.compile(r"^(?:关于|至于)?(?P<t>[^,，。我]{1,6})(?:方面|这块|这方面|上面)(?=我)")
 _FOLLOW_UP = re.compile(r"打给我|联系我|发这里|发到这|发给我|找我|打这个|加我")
 _CONTINUES = re.compile(
-    r"^(?:明年|今年|下半年|上半年|下个月|年底|年后|下学期|主要|平时|一般|经常|通常|也|还|都|一直|正在|在做|在学|会|能|可以|每天|每周|打算|准备|想|喜欢|负责|用|做|写|学|只)"
+    r"^(?:明年|今年|下半年|上半年|下个月|年底|年后|下学期|不太|不怎么|有点|特别|主要|平时|一般|经常|通常|也|还|都|一直|正在|在做|在学|会|能|可以|每天|每周|打算|准备|想|喜欢|负责|用|做|写|学|只)"
 )
 """A subject-less clause that opens with an adverb or a verb continues the user as subject
 ("我是前端工程师，主要用React"); one that opens with a noun has a subject of its own ("面试经常问")."""
 _JOB_CHANGE = re.compile(r"跳槽|离职|换工作|换了工作|入职|跳到|去了")
-_CLAUSE_SPLIT = re.compile(r"[,;，；：]+|(?<!\d):(?!\d)|(?=但是|不过|可是)")
+_CLAUSE_SPLIT = re.compile(r"[,;，；：]+|(?<!\d):(?!\d)|(?<=[\u4e00-\u9fff]):|(?=但是|不过|可是)")
 _QUESTION = re.compile(
     r"(?:吗|么|呢|不)$|什么|怎么|如何|为什么|为啥|哪里|哪儿|哪个|哪些|多少|是否|能不能|可不可以|是不是|有没有|要不要"
 )
@@ -408,6 +408,8 @@ def _clause(clause: str, carried: bool, out: list[Draft], leftovers: list[str], 
             job_change: bool) -> bool:
     """Handle one clause; returns whether the user is (still) the explicit subject."""
     body = _LEAD.sub("", clause)
+    if is_self_intro(body) and not _SELF.match(body):
+        return True
     value = _VALUE.match(body) if "对我" in body else None
     if value is not None:
         what = zh_object(value.group("x")).removesuffix("的").removesuffix("是")

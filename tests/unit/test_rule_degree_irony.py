@@ -47,3 +47,9 @@ def test_pronoun_praise_after_an_ironic_opening_is_part_of_the_irony() -> None:
     assert ironic_turn(["Fantastic, the printer jammed mid-report.", "I adore that machine."])
     assert notes("Brilliant, my laptop crashed before the demo. I adore it.") == []
     assert not ironic_turn(["The printer jammed.", "I adore my new keyboard."])
+
+
+def test_an_irony_cue_with_a_mock_claim_is_sarcasm() -> None:
+    assert is_ironic("Oh sure, because I have endless free evenings.")
+    assert notes("Great, I clearly have time to iron forty shirts.") == []
+    assert not is_ironic("Sure, I have a dentist appointment at four.")

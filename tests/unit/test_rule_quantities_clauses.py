@@ -48,3 +48,17 @@ def test_reminder_frames_are_taken_off_the_statement() -> None:
     assert unwrap_reminders("Like I said earlier, I'm left-handed.") == "I'm left-handed."
     assert unwrap_reminders("再强调一下，我不吃羊肉。") == "我不吃羊肉。"
     assert contents("As I mentioned, I hate olives.") == contents("I hate olives.")
+
+
+def test_a_self_description_heading_makes_the_following_phrases_the_users() -> None:
+    found = contents("Short bio: museum curator, 44, three grown daughters.")
+    assert {"User is a museum curator", "User is 44 years old", "User has three grown daughters"} <= set(found)
+    assert "用户29岁" in contents("我的基本情况：29岁，在武汉读博。")
+
+
+def test_an_opinion_about_an_unnamed_thing_is_not_a_note() -> None:
+    assert notes("Honestly I think it's overpriced.") == []
+
+
+def test_a_contact_note_never_keeps_its_number() -> None:
+    assert not [c for c in contents("My number is 867-5309 and I sell insurance.") if "5309" in c]
