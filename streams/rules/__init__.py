@@ -104,6 +104,9 @@ _HANDLE = re.compile(
 """Account handles: no detector redacts them, so they are left out like the numbers the guard masks."""
 
 
+_NEGATED_NOTE = re.compile(r"^User\s+(?:is|was|has|does|did|can|will)?\s*(?:not|no longer|never)\b|^User (?:doesn't|didn't|can't|won't|isn't)\b"
+                           r"|^用户(?:已经|现在|目前)?(?:不再|不|没有|没|从不|再也不)")
+"""A note kept verbatim that denies something ("User is not freelancing anymore") has a negative stance."""
 _CONTACT_NUMBER = re.compile(r"\d(?:[ .()/-]?\d){4,}")
 """A contact note never keeps a number too short for the guard's phone detectors (the guard redacts the rest)."""
 _SELF_MARK = re.compile(r"我|\b(?:I|I'm|my|we)\b", re.IGNORECASE)
@@ -157,4 +160,5 @@ def _with_keywords(d: Draft) -> Draft:
 def _fallback(leftover: str, chinese: bool) -> Draft:
     content = shorten(leftover, MAX_FALLBACK_CHARS)
     kind = MemoryType.USER_GOAL if is_plan(leftover) else MemoryType.USER_FACT  # a plan, not a current fact
-    return Draft(kind, content, FALLBACK_CONFIDENCE, None, None, False, entities_in(content, prose=True))
+    negated = _NEGATED_NOTE.search(content) is not None
+    return Draft(kind, content, FALLBACK_CONFIDENCE, None, None, negated, entities_in(content, prose=True))

@@ -16,6 +16,10 @@ Mechanisms:
   the user the subject of the clauses that follow, so a list of bare phrases
   after it is read as the user's.
 - dangling opinion: "I think it's not cheap" names nothing to remember.
+- vent: a sentence opened by a groan ("Ugh, …") tells passing mishaps, so its
+  events are context, not notes (its stative facts are still read).
+- learning how (Chinese): "想学怎么…" is a goal whose 怎么 is part of the object,
+  not a question.
 - reminder frame: a statement wrapped in a reminder ("Just a reminder that I
   still hate cilantro", "As I said, I'm vegan", "再说一遍，我不喝酒") is the
   statement itself, so it reinforces the memory it repeats instead of being
@@ -128,3 +132,17 @@ def is_self_intro(clause: str) -> bool:
 def is_dangling_opinion(clause: str) -> bool:
     """ "I think it's not cheap": an opinion about something the clause does not name is nothing to remember."""
     return _EN_DANGLING_OPINION.match(clause.strip()) is not None
+
+
+_EN_VENT = re.compile(r"^(?:ugh+|argh+|sigh|ffs|gah+|urgh+|oh man|man|jeez|geez|oh no|great|what a day)\b[,!.]?\s*", _I)
+_ZH_LEARN_HOW = re.compile(r"(?:想学|在学|要学|学会|学习|想了解|研究)(?:一下)?(?:怎么|如何)")
+
+
+def is_vent(sentence: str) -> bool:
+    """A sentence opened by a groan ("Ugh, the printer jammed and I missed the bus"): its mishaps are passing."""
+    return _EN_VENT.match(sentence.strip()) is not None
+
+
+def learns_how(body: str) -> bool:
+    """ "想学一下怎么用AI备课": the 怎么 belongs to what is learnt, so the clause is a goal, not a question."""
+    return _ZH_LEARN_HOW.search(body) is not None

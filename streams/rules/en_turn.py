@@ -34,7 +34,7 @@ from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, entities_in, sentences
 from .asides import statements_around
-from .clauses import is_dangling_opinion, is_self_intro, telegraphic, verb_first
+from .clauses import is_dangling_opinion, is_self_intro, is_vent, telegraphic, verb_first
 from .degree import en_graded
 from .irony import ironic_turn, praises
 from .tense import en_deadline, is_future, planned
@@ -147,7 +147,7 @@ def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
         if is_question or is_request(strip_lead(sentence)):
             clauses = statements_around(clauses, _statements_before_question(clauses))
         momentary = is_momentary(sentence) and not is_future(sentence)
-        turn = _Turn(job_change=bool(_JOB_CHANGE.search(text)), task=task)
+        turn = _Turn(job_change=bool(_JOB_CHANGE.search(text)), task=task or is_vent(sentence))
         for clause in clauses:
             _clause(clause, turn, out, leftovers, momentary)
     return out

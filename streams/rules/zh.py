@@ -17,7 +17,7 @@ from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, first_draft, entities_in, sentences, squeeze_cjk, topic_of, zh_object
 from .degree import zh_graded
-from .clauses import is_self_intro, zh_possessed_place
+from .clauses import is_self_intro, learns_how, zh_possessed_place
 from .quantities import zh_measured, zh_role_duration
 from .tense import planned, zh_deadline, zh_timed
 from .mood import is_hypothetical, is_momentary, is_sarcastic
@@ -430,7 +430,7 @@ def _clause(clause: str, carried: bool, out: list[Draft], leftovers: list[str], 
             return False
     elif _OTHER_SUBJECT.match(body) and not body.startswith(("你以后", "你们以后", "你今后")):
         return False
-    if not body or _QUESTION.search(body) or _FOLLOW_UP.search(body):
+    if not body or _QUESTION.search(body) and not learns_how(body) or _FOLLOW_UP.search(body):
         return subject is not None or carried
     drafts = zh_timed(body, _graded) or _employer(body, job_change) or zh_deadline(body)
     if momentary:
