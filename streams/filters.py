@@ -129,7 +129,7 @@ def _filter_user(text: str, config: FilterConfig) -> SkipReason | None:
 
 
 def _filter_assistant(text: str, config: FilterConfig) -> SkipReason | None:
-    if len(text) < config.min_assistant_chars:
+    if weighted_length(text) < config.min_assistant_chars:  # a short Chinese confirmation says as much as English
         return "too_short"
     if is_chit_chat(text):
         return "chit_chat"

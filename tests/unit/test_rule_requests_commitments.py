@@ -47,3 +47,10 @@ def test_a_decision_left_to_someone_else_records_nothing() -> None:
     assert is_deferred("这个得等客户确认")
     assert notes("OK, once your designer signs off, we'll ship the new logo.", "assistant") == []
     assert notes("没问题，具体方案由你们主管决定。", "assistant") == []
+
+
+def test_a_short_chinese_confirmation_is_long_enough_to_read() -> None:
+    from engram.streams.filters import filter_turn
+
+    assert filter_turn("assistant", "没问题，已确认：周五下午发版。") is None
+    assert filter_turn("assistant", "好的") is not None
