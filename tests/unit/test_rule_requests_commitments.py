@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from engram.schemas.memory import MemoryType as T
+from engram.streams.filters import filter_turn
 from engram.streams.rules.asides import is_aside
 from engram.streams.rules.commitments import en_commitment, is_deferred, is_option
 
@@ -50,7 +51,5 @@ def test_a_decision_left_to_someone_else_records_nothing() -> None:
 
 
 def test_a_short_chinese_confirmation_is_long_enough_to_read() -> None:
-    from engram.streams.filters import filter_turn
-
     assert filter_turn("assistant", "没问题，已确认：周五下午发版。") is None
     assert filter_turn("assistant", "好的") is not None
