@@ -11,7 +11,7 @@ import re
 
 from engram.schemas.memory import MemoryType as T
 
-from .commitments import en_commitment, en_confirmed_statement, en_split, is_deferred, is_option
+from .commitments import en_commitment, en_confirmed_statement, en_split, is_deferred, is_option, zh_commitment
 from .common import CJK, Draft, clean, entities_in, sentences, squeeze_cjk, topic_of
 
 _I = re.IGNORECASE
@@ -92,7 +92,7 @@ def _kind(clause: str, kinds: tuple[tuple[T, re.Pattern[str]], ...]) -> T | None
 def _zh_clause(clause: str) -> Draft | None:
     if is_option(clause):
         return None
-    kind = _kind(clause, _ZH_KINDS)
+    kind = _kind(clause, _ZH_KINDS) or (T.ASSISTANT_ACTION if zh_commitment(clause) else None)
     if kind is None or (kind is not T.ASSISTANT_DECISION and _ZH_REASONING.search(clause)):
         return None
     content = clean(_ZH_HEDGE.sub("", _ZH_HEDGE_LEAD.sub("", clause.strip())))

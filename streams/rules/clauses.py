@@ -69,7 +69,7 @@ def unwrap_reminders(text: str) -> str:
     return text[:1].upper() + text[1:] if text[:1] == "i" else text
 
 
-_EN_ROLE_PHRASE = re.compile(rf"^(?:(?:a|an)\s+)?(?P<p>(?:[\w-]+\s+){{0,3}}{_JOBS}s?(?:\s+(?:from|in|at)\s+(?-i:[A-Z]).*)?)$", _I)
+_EN_ROLE_PHRASE = re.compile(rf"^(?:(?:a|an)\s+)?(?P<p>(?:[\w-]+\s+){{0,3}}{_JOBS}s?(?:\s+(?:from|in|at|for|with)\s+\S.*)?)$", _I)
 _EN_FAN_PHRASE = re.compile(r"^(?:(?:a|an)\s+)?(?:big|huge|massive|lifelong|die-hard)\s+fan\s+of\s+\S.*$", _I)
 _EN_OWNED = re.compile(r"^(?:one|two|three|four|five|six|\d)\s+(?:[\w-]+\s+)?(?:cats?|dogs?|kids|children|sons?|daughters?|"
                        r"grandchildren|grandkids|pets?|horses?|rabbits?)\b.*$", _I)
@@ -102,6 +102,8 @@ def telegraphic(clause: str, heading: bool = False) -> str | None:
 
 def _noun_phrase(text: str) -> bool:
     words = text.lower().split()
+    if len(words) == 1 and words[0].endswith(("ed", "ly", "ing")):
+        return False  # an adjective or adverb on its own ("divorced") is no thing the user is
     return _EN_NOUN_PHRASE.match(text) is not None and not any(w in _NOT_IN_NOUN_PHRASE for w in words[1:] + words[:1]
                                                                 if w not in ("a", "an"))
 

@@ -2,7 +2,8 @@
 
 Three mechanisms for confirmed assistant text:
 
-- commitment: "I'll / we'll / I will" followed by a doing verb and its object is
+- commitment: "I'll / we'll / I will" (Chinese "我来/我帮你/我会 … 整理/提醒/跟进")
+  followed by a doing verb and its object is
   an action the assistant owes ("I'll email you the checklist by Thursday"),
   whatever the verb; verbs that promise nothing ("keep in mind", "think about",
   "try", "see", "be happy to") are not commitments. A commitment joined to a
@@ -25,6 +26,8 @@ _EN_COMMIT = re.compile(
     r"\b(?:i|we)(?:'ll| will| am going to|'m going to| are going to|'re going to)\s+"
     r"(?!(?:keep|bear|think|try|see|consider|be happy|be glad|need|have to|let you know if|wait|look into whether)\b)"
     r"(?:(?:also|then|now|first|personally|gladly)\s+)?[a-z]{2,}\b\s+\S+", _I)
+_ZH_COMMIT = re.compile(r"(?:我|我们)(?:来|帮你|帮您|给你|给您|替你|负责|会|将|每天|每周[一二三四五六日天]?|以后)"
+                        r"(?:[^，,。]{0,8}?)(?:整理|汇总|发|提醒|检查|跟进|写|做|准备|安排|更新|同步|盯|处理|提交|通知|推送)")
 _EN_COMMIT_SPLIT = re.compile(r"\s+and\s+(?=(?:i|we)(?:'ll| will)\b)", _I)
 _EN_STATEMENT = re.compile(r"^(?:the|our|your|this|that)\s+[\w' -]{2,40}?\s+(?:is|are|will be|stays|goes)\s+\S+", _I)
 _EN_OPTION = re.compile(
@@ -45,6 +48,11 @@ _ZH_DEFERRAL = re.compile(
 def en_commitment(clause: str) -> bool:
     """An "I'll <verb> <object>" promise that is not a hedge ("I'll keep that in mind")."""
     return _EN_COMMIT.search(clause) is not None
+
+
+def zh_commitment(clause: str) -> bool:
+    """ "我帮你汇总本周进展", "我每天检查一次": the assistant takes a task on."""
+    return _ZH_COMMIT.search(clause) is not None
 
 
 def en_split(sentence: str) -> list[str]:

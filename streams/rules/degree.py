@@ -13,8 +13,9 @@ dropped; the common intensifiers that change nothing ("really", "just",
 - Chinese: the word follows the (possibly dropped) subject ("特别讨厌开会",
   "有点怕坐飞机"); a negated degree ("不太能", "不怎么喝") is read as the plain
   negation ("不能", "不喝") and restored on the negation ("用户不太能吃辣").
-  Chinese clauses are first read as they are, since several rules already
-  keep their degree ("不太喜欢").
+  A weakener is always kept ("用户比较喜欢…"); an intensifier only when the
+  clause reads nothing without it lifted ("特别讨厌"), since "很喜欢" says no
+  more than "喜欢".
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ _EN_DEGREE = (
 _EN_LIFT = re.compile(rf"^(?P<subj>i|i'm|i am|we|we're|we are)\s+(?P<deg>{_EN_DEGREE})\s+(?=\w)", _I)
 _ZH_LIFT = re.compile(r"^(?P<subj>我们|我)?(?P<deg>特别|非常|超级|极其|十分|有点儿|有点|有些|稍微|比较|挺|不太|不怎么|不是很)(?=\S)")
 _ZH_NEGATED = ("不太", "不怎么", "不是很")
+_ZH_WEAKENERS = frozenset({"有点儿", "有点", "有些", "稍微", "比较", "不太", "不怎么", "不是很"})
 _EN_SKIP = re.compile(r"^User(?:'s| and others)\b")
 
 
@@ -93,11 +95,13 @@ def en_graded(clause: str, match: Callable[[str], Draft | None]) -> Draft | None
 
 
 def zh_graded(body: str, match: Callable[[str], tuple[Draft, ...]]) -> tuple[Draft, ...]:
-    """`match` on the body as it is; failing that, with its degree lifted and restored."""
-    drafts = match(body)
-    if drafts:
-        return drafts
+    """A weakener is lifted first (so it is kept); otherwise `match` on the body as it is, then lifted."""
     lifted, degree = zh_lift(body)
-    if not degree or len(lifted) < 2:
-        return ()
+    if degree in _ZH_WEAKENERS and len(lifted) >= 2:
+        drafts = tuple(zh_restore(d, degree) for d in match(lifted))
+        if drafts:
+            return drafts
+    drafts = match(body)
+    if drafts or not degree or len(lifted) < 2:
+        return drafts
     return tuple(zh_restore(d, degree) for d in match(lifted))

@@ -6,6 +6,7 @@ Mechanisms:
   subject-less clause made of a noun and an amount with its unit ("月薪大概1.8万",
   "团队一共5个人", "房租每月3000块") is the user's attribute, noted whole with
   its number ("用户的月薪大概1.8万"); a clause with no unit or amount is not.
+- stay duration (Chinese): "在四大实习过半年" keeps the place with how long.
 - role duration (Chinese): "做了4年Java开发" is the role and how long it has
   been held, two notes, the number kept in the second.
 - bare age (English): in a list of facts about the user, a clause that is only
@@ -23,13 +24,14 @@ from engram.schemas.memory import MemoryType as T
 from .common import Draft, entities_in, topic_of
 
 _I = re.IGNORECASE
-_ZH_AMOUNT = r"(?:\d+(?:\.\d+)?|[一二三四五六七八九十两百千]+)"
-_ZH_UNIT = r"(?:万|千|k|K|w|W|块钱|块|元|个人|人|口人|名|位|岁|年|个月|公斤|斤|kg|cm|厘米|米|平米|平|套|辆|只|台|小时|天|次|篇|字)"
+_ZH_AMOUNT = r"(?:\d+(?:\.\d+)?|[一二三四五六七八九十两百千半]+)"
+_ZH_UNIT = r"(?:万|千|k|K|w|W|块钱|块|元|个人|人|口人|名|位|岁|年|个月|公斤|斤|kg|cm|厘米|米|平米|平|套|辆|只|台|小时|天|次|篇|字|分)"
 _ZH_MEASURED = re.compile(
-    rf"^(?P<k>(?:(?![想要跳到去做在是有会能得把被给让打算准备])[\u4e00-\u9fff]){{1,4}}?)(?:大概|大约|差不多|一共|总共|才|只有|就|有|是|目前|现在|每个?月|一个月|每年|一年|每周|每天|税前|税后|左右)*"
+    rf"^(?P<k>(?:(?![想要跳到去做在是有会能得把被给让打算准备])[\u4e00-\u9fff]){{1,4}}?)(?:大概|大约|差不多|一共|总共|才|只有|就|有|是|目前|现在|每个?月|一个月|每年|一年|每周|每天|税前|税后|左右)*(?:[\u4e00-\u9fff]{{1,2}}了)?"
     rf"{_ZH_AMOUNT}\s*{_ZH_UNIT}(?:左右|出头|多|一个月|每月|一年)?$"
 )
 _ZH_NOT_KEY = re.compile(r"^(?:你|您|他|她|它|这|那|哪|谁|什么|多少|几)")
+_ZH_DURATION_FACT = re.compile(rf"^在[^,，。]{{1,10}}(?:工作|上班|实习|任职|读书|念书|生活|住|待)(?:过|了)?{_ZH_AMOUNT}(?:多)?(?:年|个月|周|天)(?:多)?(?:了)?$")
 _EN_BARE_AGE = re.compile(r"^(?P<v>\d{1,2})(?:\s*(?:years? old|yrs? old|yo|y/o))?$", _I)
 _EN_EMBEDDED_AGE = re.compile(
     r"^(?:i'm|i am)\s+(?:a|an)\s+(?P<v>\d{1,2})[- ]year[- ]old\b|^(?:i'm|i am)\s+(?P<v2>\d{1,2})(?:\s+years old)?\s+and\b", _I)
@@ -42,6 +44,13 @@ def zh_measured(body: str) -> Draft | None:
         return None
     key = m.group("k")
     return Draft(T.USER_FACT, f"用户的{body}", 0.7, None, topic_of(key), False, entities_in(body))
+
+
+def zh_duration(body: str) -> Draft | None:
+    """ "在四大实习过半年" said of the user -> "用户在四大实习过半年" (the place and how long, one note)."""
+    if _ZH_DURATION_FACT.match(body) is None:
+        return None
+    return Draft(T.USER_FACT, f"用户{body}", 0.7, None, None, False, entities_in(body))
 
 
 def en_bare_age(clause: str) -> Draft | None:

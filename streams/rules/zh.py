@@ -18,7 +18,7 @@ from engram.schemas.memory import MemoryType as T
 from .common import Draft, first_draft, entities_in, sentences, squeeze_cjk, topic_of, zh_object
 from .degree import zh_graded
 from .clauses import is_self_intro, learns_how, zh_possessed_place
-from .quantities import zh_measured, zh_role_duration
+from .quantities import zh_duration, zh_measured, zh_role_duration
 from .tense import planned, zh_deadline, zh_timed
 from .mood import is_hypothetical, is_momentary, is_sarcastic
 
@@ -436,7 +436,7 @@ def _clause(clause: str, carried: bool, out: list[Draft], leftovers: list[str], 
     if momentary:
         drafts = tuple(d for d in drafts if d.type is not T.USER_GOAL)
     drafts = tuple(planned(d, body) for d in drafts)
-    measured = zh_measured(body) if not drafts and subject is None and carried else None
+    measured = (zh_measured(body) or zh_duration(body)) if not drafts and subject is None and carried else None
     if measured is not None:
         drafts = (measured,)
     place = zh_possessed_place(body) if not drafts and subject is None and carried else None

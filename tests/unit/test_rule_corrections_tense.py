@@ -74,3 +74,7 @@ def test_deadlines_are_constraints_that_keep_their_date() -> None:
 
 def test_a_fronted_chinese_time_is_kept_with_the_plan() -> None:
     assert contents("我做运维的，明年想考CKA。")[-1:] == ["用户明年想考CKA"]
+
+
+def test_a_loved_plan_a_couple_of_years_out_is_a_goal() -> None:
+    assert notes("I'd love to open a pottery studio in a couple of years.")[0][0] is T.USER_GOAL

@@ -53,3 +53,12 @@ def test_an_irony_cue_with_a_mock_claim_is_sarcasm() -> None:
     assert is_ironic("Oh sure, because I have endless free evenings.")
     assert notes("Great, I clearly have time to iron forty shirts.") == []
     assert not is_ironic("Sure, I have a dentist appointment at four.")
+
+
+def test_a_chinese_weakener_is_kept_even_where_a_rule_would_drop_it() -> None:
+    assert contents("我有点喜欢下雨天。") == ["用户有点喜欢下雨天"]
+    assert contents("我很喜欢下雨天。") == ["用户喜欢下雨天"]  # an intensifier adds nothing
+
+
+def test_a_noun_ending_in_ba_keeps_it() -> None:
+    assert contents("我特别讨厌网吧。") == ["用户特别讨厌网吧"]

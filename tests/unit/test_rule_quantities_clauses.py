@@ -62,3 +62,14 @@ def test_an_opinion_about_an_unnamed_thing_is_not_a_note() -> None:
 
 def test_a_contact_note_never_keeps_its_number() -> None:
     assert not [c for c in contents("My number is 867-5309 and I sell insurance.") if "5309" in c]
+
+
+def test_scores_and_stays_keep_their_numbers() -> None:
+    assert "用户的雅思考了7.5分" in contents("我在准备留学，雅思考了7.5分。")
+    assert "用户在药厂上班两年多了" in contents("我学药学的，在药厂上班两年多了。")
+
+
+def test_a_job_phrase_with_its_workplace_and_a_lone_adjective() -> None:
+    assert telegraphic("night nurse at a clinic in Derry") == "I'm a night nurse at a clinic in Derry"
+    assert telegraphic("widowed", heading=True) is None
+    assert telegraphic("keen gardener", heading=True) == "I'm a keen gardener"

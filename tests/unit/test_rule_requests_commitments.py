@@ -53,3 +53,7 @@ def test_a_decision_left_to_someone_else_records_nothing() -> None:
 def test_a_short_chinese_confirmation_is_long_enough_to_read() -> None:
     assert filter_turn("assistant", "没问题，已确认：周五下午发版。") is None
     assert filter_turn("assistant", "好的") is not None
+
+
+def test_a_chinese_promise_to_take_a_task_on_is_an_action() -> None:
+    assert notes("没问题，我来跟进物流单号。", "assistant") == [(T.ASSISTANT_ACTION, "我来跟进物流单号", False)]
