@@ -29,7 +29,7 @@ _EN_USER_SIGNAL = re.compile(
     r"don't|dont|do not|need|goal|avoid|usually|favorite|favourite|now|switched|changed|instead|rather than|moved|anymore|no longer)\b"
 )
 
-_ZH_DECISION_SIGNALS = ("已确认", "确认：", "确认:", "最终", "确定", "就按", "采用", "执行", "可以开始", "没问题", "决定", "敲定", "约定")
+_ZH_DECISION_SIGNALS = ("已确认", "确认：", "确认:", "最终", "确定", "就按", "采用", "执行", "可以开始", "没问题", "决定", "敲定", "约定", "定在", "就定")
 _EN_DECISION_SIGNAL = re.compile(
     r"(?:ok|okay|confirmed|decided|agreed|final|finalized|settled|approved|will do|sounds good|"
     r"no problem|go ahead|locked in|go with|proceed with|stick with)\b"

@@ -20,7 +20,7 @@ _EN_CLAUSE_SPLIT = re.compile(r"\s*;\s*|,\s+(?=(?:and\s+)?(?:we|i|the|our|your)\
 
 _ZH_KINDS: tuple[tuple[T, re.Pattern[str]], ...] = (
     (T.ASSISTANT_DECISION, re.compile(
-        r"已确认|(?<!不)确认|(?<!不)确定|(?<!没)决定|敲定|最终|就按|采用|选用|改用|定为|(?:我们|咱们)(?:就|先|会|将)?(?:用|使用|选|选择)|[端层库]用"
+        r"已确认|(?<!不)确认|(?<!不)确定|(?<!没)决定|敲定|最终|就按|采用|选用|改用|定为|定在|(?:我们|咱们)(?:就|先|会|将)?(?:用|使用|选|选择)|[端层库]用"
         r"|(?i:confirmed|agreed|decided)")),
     (T.ASSISTANT_CONSTRAINT, re.compile(r"预算|不超过|以内|以下|上限|最多|至少|不得|禁止|务必|必须|不能|控制在|截止")),
     (T.ASSISTANT_ACTION, re.compile(r"(?:我|我们)(?:会|将|稍后|下次|明天|马上|随后)|下次(?:提供|发送|给)|稍后")),

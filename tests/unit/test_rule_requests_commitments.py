@@ -57,3 +57,7 @@ def test_a_short_chinese_confirmation_is_long_enough_to_read() -> None:
 
 def test_a_chinese_promise_to_take_a_task_on_is_an_action() -> None:
     assert notes("没问题，我来跟进物流单号。", "assistant") == [(T.ASSISTANT_ACTION, "我来跟进物流单号", False)]
+
+
+def test_fixing_a_time_is_a_decision() -> None:
+    assert [kind for kind, _, _ in notes("好的，评审就定在周四上午十点。", "assistant")] == [T.ASSISTANT_DECISION]
