@@ -7,7 +7,9 @@ so is every later clause that opens with a first-person subject and states
 something rather than asking ("I'm the best man", "I get nervous speaking in
 public"). A later clause that is itself a request, a question, a wish about the
 answer ("I need it by …", "I want it short") or a conditional is not an aside.
-The request part itself ("write my resignation letter") is never a note.
+The request part itself ("write my resignation letter") is never a note, and
+neither is a request put as a wish for a deliverable ("I'd like a summary in
+200 words please", "I need a checklist for the move").
 """
 
 from __future__ import annotations
@@ -24,6 +26,18 @@ _NOT_ASIDE = re.compile(
     r"|\bif\b|\?$",
     _I,
 )
+
+
+_WISH_REQUEST = re.compile(
+    r"^(?:i'd like|i would like|i want|i need|i'd love|i'd appreciate|can i (?:get|have))\s+(?:a|an|the|some|your)?\s*"
+    r"(?:[\w-]+\s+){0,2}(?:summary|list|version|answer|reply|response|draft|explanation|table|example|translation|outline|"
+    r"overview|breakdown|recap|rewrite|checklist|template|estimate|quote|code snippet|snippet|diagram)s?\b"
+    r"|^(?:i'd like|i would like|i want|i need)\b.*\bplease$", _I)
+
+
+def is_wish_request(clause: str) -> bool:
+    """ "I'd like a summary in 200 words please": a request for this answer, not a fact or a goal."""
+    return _WISH_REQUEST.search(clause.strip()) is not None
 
 
 def is_aside(clause: str) -> bool:

@@ -33,7 +33,7 @@ from engram.core.text import EN_STOPWORDS
 from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, entities_in, sentences
-from .asides import statements_around
+from .asides import is_wish_request, statements_around
 from .clauses import is_dangling_opinion, is_self_intro, is_vent, telegraphic, verb_first
 from .degree import en_graded
 from .irony import ironic_turn, praises
@@ -171,6 +171,8 @@ def _statements_before_question(clauses: list[str]) -> list[str]:
 def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], momentary: bool) -> None:
     body = strip_lead(clause)
     if not body or is_phatic(body):
+        return
+    if is_wish_request(body):
         return
     if is_self_intro(body):
         turn.subject, turn.described = "user", True

@@ -61,3 +61,9 @@ def test_a_chinese_promise_to_take_a_task_on_is_an_action() -> None:
 
 def test_fixing_a_time_is_a_decision() -> None:
     assert [kind for kind, _, _ in notes("好的，评审就定在周四上午十点。", "assistant")] == [T.ASSISTANT_DECISION]
+
+
+def test_a_wish_for_a_deliverable_is_a_request() -> None:
+    assert notes("I'd like a short recap of chapter two, please.") == []
+    assert notes("I need a template for my invoices.") == []
+    assert [kind for kind, _, _ in notes("I'd like to learn the cello.")] == [T.USER_GOAL]
