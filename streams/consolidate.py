@@ -29,7 +29,7 @@ from .llm_calls import llm_call_events
 from .merge_rules import judge_by_rules, topics_match
 from .switch import parse_switch, switch_replaces
 from .processor import ProcessorContext
-from .rules.corrections import corrected_candidate, latest_holding, parse_correction_note
+from .rules.corrections import corrected_candidate, holds_value, latest_holding, parse_correction_note
 
 MAX_PROVENANCE = 50
 RELATION_PRIORITY = ("same", "replace", "conflict", "append", "skip")
@@ -186,6 +186,8 @@ def _named_correction(state: UserMemories, event: MemoryProposed, ctx: Processor
         return [_Change(memory_id, "discarded", None, None, "skip", "rule", "a correction of a value no memory holds")]
     corrected = corrected_candidate(event.candidate, target, old, new)
     judgement = Judgement("replace", f"named correction: {old!r} is now {new!r}", "rule")
+    if any(m.type == target.type and holds_value(m.content, new) for m in state.memories.values()):
+        return [_apply(state, ctx.embedder, _retire(event, _Related(target, 1.0, judgement)))]  # right value already held
     return _decide(state, event.model_copy(update={"candidate": corrected}), ctx, [_Related(target, 1.0, judgement)])
 
 

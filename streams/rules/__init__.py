@@ -63,7 +63,6 @@ def _user_drafts(text: str) -> list[Draft]:
     """
     text, drafts = attachments(unwrap_reminders(text))
     text, corrections = correction_drafts(text)
-    drafts.extend(corrections)
     carried = False
     for run, chinese in script_runs(text):
         leftovers: list[str] = []
@@ -73,8 +72,10 @@ def _user_drafts(text: str) -> list[Draft]:
             drafts.extend(en_turn.user_drafts(run, leftovers))
         drafts.extend(_fallback(leftover, chinese) for leftover in leftovers)
         carried = carried or bool(_SELF_MARK.search(run))
-    if not drafts and not CJK.search(text) and _clean(text) and not ironic_turn([s for s, _ in sentences(text)]):
+    if not drafts and not corrections and not CJK.search(text) and _clean(text) \
+            and not ironic_turn([s for s, _ in sentences(text)]):
         drafts = mention_drafts(text)  # a turn with nothing about the user may still name what it answers
+    drafts.extend(corrections)  # after the statements, so a correction finds the right value already noted
     return [d for d in drafts if not _CREDENTIAL.search(d.content) and not _HANDLE.search(d.content)
             and not (d.attribute == "contact" and _CONTACT_NUMBER.search(d.content) and not find_pii(d.content))]
 

@@ -7,6 +7,12 @@ user's latest active memory that holds the wrong value, writes the same note
 with the right value in the same type and slot, and retires the old one. A
 correction of a value no memory holds is discarded: on its own it says nothing.
 
+A statement that rejects an alternative in passing ("I work at Deloitte, not
+PwC", "我是产品经理，不是项目经理") is read twice: as the statement without
+"not PwC", and as a correction of PwC to the words just before it, so a memory
+that still holds PwC is rewritten. Only first-person statements count: "my
+brother is a doctor, not a nurse" corrects nothing of the user's.
+
 Frames (after an optional cue: sorry, oops, correction, my bad, 说错了, 更正…):
 "not X, I meant / it's / but Y", "I meant Y, not X", "I said X but I meant Y",
 "不是X，是Y", "X说错了，是Y", "应该是Y，不是X". A frame with a subject of its own
@@ -24,15 +30,29 @@ from engram.schemas.memory import Candidate, MemoryRecord, MemoryType as T
 from .common import CJK, Draft, clean, sentences
 
 _I = re.IGNORECASE
-_EN_CUE = r"(?:(?:sorry|oops|whoops|correction|my bad|wait|no|actually|typo|i misspoke|scratch that)\b[,:!.]?\s*)*"
+_EN_CUE_WORDS = (r"sorry|oops|whoops|correction|my bad|my mistake|wait|no|actually|typo|i misspoke|scratch that|oh|ah|well|hmm|um|"
+                 r"i got (?:that|it) wrong(?: earlier| before)?|i was wrong(?: earlier| before)?|let me correct (?:that|myself)")
+_EN_CUE = rf"(?:(?:{_EN_CUE_WORDS})\b[,:!.]?\s*(?:[-–—]\s*)?)*"
 _VALUE = r"(?:(?!\s[-–—]\s)[^,;.!?]){1,40}?"
 _TAIL = r"(?:\s+[-–—]\s+.*)?"
+_RELATIVES = (r"sister|brother|wife|husband|partner|girlfriend|boyfriend|mom|mum|mother|dad|father|parents|son|daughter|"
+              r"kids?|children|child|friend|boss|manager|colleague|coworker|roommate|neighbou?r|cousin|aunt|uncle|niece|"
+              r"nephew|grand\w+|in-laws?|\w+-in-law|fianc[ée]e?|teacher|doctor|landlord|landlady|client|coach|tutor|"
+              r"mentor|team|family|baby|twins?|step\w+|ex")
+"""Whose statements are not the user's: "my cousin is a plumber, not an electrician" corrects nothing."""
 _EN_FRAMES = (
     re.compile(rf"^{_EN_CUE}(?:it's\s+|it is\s+)?not\s+(?P<old>{_VALUE})\s*[,;-]+\s*(?:i meant|i mean|it's|it is|rather|but|it was)\s+"
                rf"(?P<new>{_VALUE}){_TAIL}$", _I),
     re.compile(rf"^{_EN_CUE}i meant\s+(?P<new>{_VALUE})\s*,?\s*not\s+(?P<old>{_VALUE}){_TAIL}$", _I),
-    re.compile(rf"^{_EN_CUE}i said\s+(?P<old>{_VALUE})\s*,?\s*(?:but\s+)?i meant\s+(?P<new>{_VALUE}){_TAIL}$", _I),
+    re.compile(rf"^{_EN_CUE}i said\s+(?P<old>{_VALUE})(?:\s+(?:earlier|before|just now))?\s*,?\s*(?:but\s+)?"
+               rf"i\s+(?:actually\s+|really\s+)?meant\s+(?P<new>{_VALUE}){_TAIL}$", _I),
+    re.compile(rf"^{_EN_CUE}(?:it's|it is)\s+(?P<new>{_VALUE})\s*,?\s*not\s+(?P<old>{_VALUE}){_TAIL}$", _I),
 )
+_EN_REJECTED = re.compile(rf"^(?P<head>(?:i|i'm|i am|i've|i work|i live|my\s+(?!(?:{_RELATIVES})\b)\w+)\b.*?)"
+                          rf"\s*,?\s+(?:and\s+)?not\s+(?P<old>(?:an?\s+|the\s+)?[\w'-]+(?:\s+[\w'-]+)?)$", _I)
+_ZH_REJECTED = re.compile(r"^(?P<head>我(?![的]?(?:老婆|老公|爸|妈|哥|姐|弟|妹|儿子|女儿|孩子|朋友|同事))[^,，。]+?)[,，]\s*(?:而)?不是(?P<old>[^,，。]{1,12})$")
+_EN_CUE_ONLY = re.compile(rf"^(?:(?:{_EN_CUE_WORDS})\b[,:!.]?\s*(?:[-–—]\s*)?)+", _I)
+_ZH_CUE_ONLY = re.compile(r"^(?:我)?(?:刚才|之前|前面)?(?:说错了|打错了|写错了|口误|更正一下|更正|纠正一下|纠正)[,，:：!！。]?\s*")
 _ZH_CUE = r"(?:(?:说错了|打错了|写错了|口误|更正一下|更正|纠正一下|纠正|不好意思|抱歉|不对)[,，:：!！。]?\s*)*"
 _ZH_VALUE = r"[^,，;；。!！?？是]{1,16}"
 _ZH_FRAMES = (
@@ -58,15 +78,45 @@ def named_correction(sentence: str) -> tuple[str, str] | None:
     return None
 
 
+def rejected_alternative(sentence: str) -> tuple[str, str, str] | None:
+    """ "I work at Deloitte, not PwC" -> `("PwC", "Deloitte", "I work at Deloitte")`: the statement without its
+    rejected alternative, and the alternative as the wrong value of a correction (the right one has as many
+    words, or characters in Chinese, just before it)."""
+    text = sentence.strip().rstrip("。.!！")
+    zh = CJK.search(text) is not None
+    m = (_ZH_REJECTED if zh else _EN_REJECTED).match(text)
+    if m is None:
+        return None
+    head, old = m.group("head").rstrip(" ,，"), clean(m.group("old"))
+    old = re.sub(r"^(?:an?|the)\s+", "", old, flags=_I)
+    if zh:
+        new = head[-len(old):]
+    else:
+        words = head.split()
+        new = " ".join(words[-len(old.split()):]) if len(words) > len(old.split()) else ""
+    new = clean(new)
+    if not old or not new or old.lower() == new.lower() or _NOT_VALUE.match(old) or _NOT_VALUE.match(new):
+        return None
+    return old, new, head + ("。" if zh else ".")
+
+
 def correction_drafts(text: str) -> tuple[str, list[Draft]]:
-    """The turn without its named-correction sentences, and a correction note for each."""
+    """The turn without correction cues and named-correction frames, and a correction note for each correction.
+
+    A statement with a rejected alternative ("I'm 29, not 28") stays, without the alternative, for the rules.
+    """
     kept, drafts = [], []
     for sentence, _ in sentences(text):
+        cue = _ZH_CUE_ONLY if CJK.search(sentence) else _EN_CUE_ONLY
+        bare = cue.sub("", sentence).strip()
         pair = named_correction(sentence)
-        if pair is None:
+        rejected = rejected_alternative(bare) if pair is None else None
+        if pair is None and rejected is None:
             kept.append(sentence)
             continue
-        old, new = pair
+        old, new = pair or rejected[:2]  # type: ignore[index]
+        if rejected is not None:
+            kept.append(rejected[2])
         content = f"用户更正：{old}→{new}" if CJK.search(old + new) else f'User corrected "{old}" to "{new}"'
         drafts.append(Draft(T.USER_FACT, content, 0.8, None, None, False, ()))
     return (" ".join(kept), drafts) if drafts else (text, [])

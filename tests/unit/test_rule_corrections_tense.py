@@ -78,3 +78,16 @@ def test_a_fronted_chinese_time_is_kept_with_the_plan() -> None:
 
 def test_a_loved_plan_a_couple_of_years_out_is_a_goal() -> None:
     assert notes("I'd love to open a pottery studio in a couple of years.")[0][0] is T.USER_GOAL
+
+
+def test_a_rejected_alternative_is_a_correction_of_the_users_own_statement() -> None:
+    assert notes("Oh, I teach chemistry, not physics.")[-1] == (T.USER_FACT, 'User corrected "physics" to "chemistry"', False)
+    assert "用户更正：研一→研二" in contents("我在读研二，不是研一。")
+    assert not [c for c in contents("My cousin is a plumber, not an electrician.") if "corrected" in c]
+
+
+def test_a_correction_whose_right_value_is_already_held_only_retires_the_wrong_one() -> None:
+    state, changes = _run([_proposal(1, "User's recital is on Friday"), _proposal(2, "User's recital is Sunday"),
+                           _proposal(3, 'User corrected "Friday" to "Sunday"')])
+    assert [c.change for c in changes] == ["created", "created", "replaced"]
+    assert [m.content for m in state.memories.values()] == ["User's recital is Sunday"]
