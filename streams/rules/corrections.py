@@ -111,12 +111,13 @@ def correction_drafts(text: str) -> tuple[str, list[Draft]]:
         bare = cue.sub("", sentence).strip()
         pair = named_correction(sentence)
         rejected = rejected_alternative(bare) if pair is None else None
-        if pair is None and rejected is None:
+        if rejected is not None:
+            pair = rejected[:2]
+            kept.append(rejected[2])
+        if pair is None:
             kept.append(sentence)
             continue
-        old, new = pair or rejected[:2]  # type: ignore[index]
-        if rejected is not None:
-            kept.append(rejected[2])
+        old, new = pair
         content = f"用户更正：{old}→{new}" if CJK.search(old + new) else f'User corrected "{old}" to "{new}"'
         drafts.append(Draft(T.USER_FACT, content, 0.8, None, None, False, ()))
     return (" ".join(kept), drafts) if drafts else (text, [])
