@@ -10,6 +10,8 @@ Two mechanisms, in both languages:
 - mock claim: an irony cue followed by a justification ("Sure, because I …")
   or an over-sure claim ("Oh great, I clearly have time for …"). Plain
   praise with nothing marking it ("I love early mornings") is taken at face value.
+- idiom: "nothing says fun like …", "said no one ever", "what could go wrong"
+  make their sentence (and, said on its own, the turn) ironic.
 - ironic turn: once a sentence opens with an irony cue and names a nuisance, a
   later sentence that only praises by pronoun ("I adore those", "真是爱死了")
   belongs to the same irony, and nothing in the turn is noted as a mention.
@@ -38,6 +40,8 @@ _EN_NUISANCE = re.compile(
     r"working (?:late|weekends|on (?:a |my )?(?:sunday|saturday|weekend))|my (?:sunday|saturday|weekend))\b",
     _I,
 )
+_EN_IDIOM = re.compile(r"\bnothing says\s+[\w' ]{2,20}\s+like\b|\bsaid no (?:one|body|one ever)\b|^said nobody ever\b|"
+                       r"\bwhat could (?:possibly )?go wrong\b", _I)
 _EN_MOCK_CLAIM = re.compile(r"^[\w ]{0,20}[,!.]?\s*because\s+(?:i|we)\b|\b(?:i|we)\s+(?:totally|clearly|obviously|"
                             r"definitely)\s+(?:have|am|can|need|love|enjoy)\b", _I)
 _EN_MARK = re.compile(r"\b(?:another|again|yet again|just|absolutely|totally|so much|such)\b", _I)
@@ -45,15 +49,16 @@ _EN_PRONOUN_PRAISE = re.compile(r"^(?:i|we)\s+(?:just\s+|really\s+|absolutely\s+
                                 r"(?:those|these|that|it|them)\b", _I)
 
 _ZH_CUE = re.compile(r"^(?:呵呵|呵|哈哈+|太好了|好极了|真棒|真好|好啊|棒极了|行吧)")
-_ZH_PRAISE = re.compile(r"快乐|开心|幸福|享受|喜欢|爱死|太爽|真爽|真好|真棒|美滋滋")
-_ZH_NUISANCE = re.compile(r"加班|堵车|排队|开会|凌晨|熬夜|延误|取消|坏了|死机|周一|通勤|改需求|催|报销|bug|故障", _I)
-_ZH_MARK = re.compile(r"可真|真是|太|又|再一次|简直|呢$")
+_ZH_PRAISE = re.compile(r"快乐|开心|幸福|享受|喜欢|爱死|最爱|真爱|好爱|超爱|太爽|真爽|真好|真棒|美滋滋")
+_ZH_NUISANCE = re.compile(r"加班|堵车|排队|开会|凌晨|熬夜|延误|取消|坏了|死机|周一|通勤|改需求|催|报销|bug|故障|下雨|雾霾|挤地铁|"
+                          r"返工|背锅|扣工资|调休", _I)
+_ZH_MARK = re.compile(r"可真|真是|太|又|再一次|简直|最|呢$")
 
 
 def is_ironic(sentence: str) -> bool:
     """Praise for a nuisance with a cue, an intensifier or repetition marking it; or a cue and a mock claim."""
     text = sentence.strip()
-    if _EN_CUE.search(text) and _EN_MOCK_CLAIM.search(text):
+    if _EN_IDIOM.search(text) or _EN_CUE.search(text) and _EN_MOCK_CLAIM.search(text):
         return True
     if _EN_PRAISE.search(text) and _EN_NUISANCE.search(text):
         return bool(_EN_CUE.search(text) or _EN_MARK.search(text))
@@ -63,7 +68,10 @@ def is_ironic(sentence: str) -> bool:
 
 
 def ironic_turn(sentences: list[str]) -> bool:
-    """A turn whose irony spans sentences: a cue sentence naming a nuisance, then pronoun-only praise."""
+    """A turn whose irony spans sentences: a cue sentence naming a nuisance, then pronoun-only praise;
+    or any sentence that is a sarcasm idiom on its own ("Said no one ever.")."""
+    if any(_EN_IDIOM.search(s) for s in sentences):
+        return True
     opened = False
     for sentence in sentences:
         text = sentence.strip()

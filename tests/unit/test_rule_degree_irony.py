@@ -62,3 +62,10 @@ def test_a_chinese_weakener_is_kept_even_where_a_rule_would_drop_it() -> None:
 
 def test_a_noun_ending_in_ba_keeps_it() -> None:
     assert contents("我特别讨厌网吧。") == ["用户特别讨厌网吧"]
+
+
+def test_sarcasm_idioms_mark_their_turn() -> None:
+    assert notes("I adore filling in expense reports. Said no one ever.") == []
+    assert is_ironic("Nothing says romance like a flat tyre on the motorway.")
+    assert notes("我最爱周末返工了。") == []
+    assert contents("我最爱喝豆浆。") == ["用户爱喝豆浆"]
