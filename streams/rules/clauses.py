@@ -4,7 +4,8 @@ Mechanisms:
 
 - verb-first clause: in a list of facts about the user, a clause that opens
   with a bare verb and a possessive ("walk my dog every morning", "run our
-  family shop") has dropped its "I"; the subject is put back. Words that open
+  family shop") or with a plan verb ("… and want to move into health tech")
+  has dropped its "I"; the subject is put back. Words that open
   clauses without being verbs (prepositions, conjunctions, adverbs) never count.
 - telegraphic self-description: after the user has started describing
   themselves ("Name's Tomasz, 52, long-haul truck driver from Gdansk, big fan
@@ -33,7 +34,8 @@ import re
 from .en import _JOBS
 
 _I = re.IGNORECASE
-_VERB_FIRST = re.compile(r"^(?P<v>[a-z]{3,})\s+(?:my|our)\s+\w", _I)
+_VERB_FIRST = re.compile(r"^(?P<v>[a-z]{3,})\s+(?:my|our)\s+\w|^(?P<plan>want|plan|hope|need|intend|aim|would like|would love)"
+                         r"\s+to\s+\w", _I)
 _NOT_VERB = frozenset(
     """about above across after against along among around at before behind below beside between beyond but by
     despite down during except for from inside into like near off onto out outside over past since than through
@@ -56,7 +58,7 @@ _ZH_REMINDER = re.compile(r"(?:^|(?<=[。！？]))(?:再说一遍|再说一次|�
 def verb_first(clause: str) -> str | None:
     """ "walk my dog every morning" -> "I walk my dog every morning"; None when it does not open with a verb."""
     m = _VERB_FIRST.match(clause)
-    if m is None or m.group("v").lower() in _NOT_VERB:
+    if m is None or m.group("v") and m.group("v").lower() in _NOT_VERB:
         return None
     return "I " + clause[:1].lower() + clause[1:]
 

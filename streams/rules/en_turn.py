@@ -37,7 +37,7 @@ from .asides import is_wish_request, statements_around
 from .clauses import is_dangling_opinion, is_self_intro, is_vent, telegraphic, verb_first
 from .degree import en_graded
 from .irony import ironic_turn, praises
-from .tense import en_deadline, is_future, planned
+from .tense import en_deadline, is_future, is_lasting, planned
 from .en import _JOBS, match_clause, strip_lead
 from .mood import is_hypothetical, is_momentary, is_sarcastic
 from .narrative import (dated, dropped_subject, front_time, is_event, is_gerund_subject, is_phatic,
@@ -49,7 +49,8 @@ _I = re.IGNORECASE
 _CLAUSE_SPLIT = re.compile(
     r"\s*;\s*|(?<!\d):\s+|\s+but\s+|,\s+(?:and\s+|so\s+|because\s+|but\s+)?|\s+[—–]\s+|\s+-\s+"
     r"|\s+(?:and|so|because)\s+(?=(?:i|i'm|i've|i'd|my|we|we're|we've)\b)"
-    r"|\s+and\s+(?=(?:then\s+|now\s+|also\s+)?(?:joined|moved|started|switched|quit|left|took|became|relocated)\b)",
+    r"|\s+and\s+(?=(?:then\s+|now\s+|also\s+)?(?:joined|moved|started|switched|quit|left|took|became|relocated)\b)"
+    r"|\s+and\s+(?=(?:also\s+|now\s+|really\s+)?(?:want|plan|hope|need|intend|would like|'d like|'d love)\s+to\b)",
     _I,
 )
 _FIRST = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|we've|my)\b", _I)
@@ -204,7 +205,8 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
         draft = en_graded(part, match_clause)
         if draft is None:
             event = is_event(part)
-            if turn.subject == "user" and _FIRST.match(part) and (not momentary or event) and not (turn.task and event):
+            if turn.subject == "user" and _FIRST.match(part) and (not momentary or event) \
+                    and not (turn.task and event and not is_lasting(part)):
                 _leftover(part, leftovers, when)
             continue
         if momentary and draft.type is T.USER_GOAL:

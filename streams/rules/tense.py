@@ -8,6 +8,9 @@ Three mechanisms:
   kept ("User is joining Stripe in January"), never a profile value that would
   replace the current one. A past-tense clause ("I moved in January") is not
   future, whatever month it names.
+- lasting state: a perfect clause with a long duration ("I've been a nurse
+  for 12 years", "since 2015") is a fact about the user even where side events
+  are left out (beside a request).
 - deadline: a task with a due date ("The grant application closes on the 30th",
   "the deadline for the essay is Friday", "论文周五前必须交", "报告月底截止")
   is a `user_constraint` that keeps the date.
@@ -70,6 +73,15 @@ _ZH_DEADLINE = re.compile(
 _ZH_FRONT_TIME = re.compile(r"^(?P<t>明年|今年|下半年|上半年|下个月|年底|年后|过完年|下学期|下周|月底)(?=[\u4e00-\u9fff])")
 
 
+_EN_LASTING = re.compile(r"\b(?:for\s+(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|many|several|a few|"
+                         r"over|almost|nearly|about)\b[\w ]{0,12}?\b(?:years?|months?|decades?)|since\s+(?:\d{4}|i was|childhood))\b", _I)
+
+
+def is_lasting(clause: str) -> bool:
+    """A perfect or past clause with a long duration ("I've been a nurse for 12 years") states who the user is."""
+    return _EN_LASTING.search(clause) is not None
+
+
 def is_future(clause: str) -> bool:
     """The clause places what it says in the future (and is not itself past tense)."""
     if _ZH_FUTURE.search(clause):
@@ -113,7 +125,7 @@ def zh_deadline(body: str) -> tuple[Draft, ...]:
     what = m.group("what") or m.group("what2")
     if what.startswith(("你", "他", "她", "我")):
         return ()
-    content = f"用户的{body}" if m.group("what") else f"用户的{what}截止日期是{m.group('when2')}"
+    content = f"用户的{body.removeprefix('的')}" if m.group("what") else f"用户的{what}截止日期是{m.group('when2')}"
     return (Draft(T.USER_CONSTRAINT, clean(content), 0.75, None, topic_of(what), False, entities_in(what)),)
 
 

@@ -91,3 +91,9 @@ def test_a_correction_whose_right_value_is_already_held_only_retires_the_wrong_o
                            _proposal(3, 'User corrected "Friday" to "Sunday"')])
     assert [c.change for c in changes] == ["created", "created", "replaced"]
     assert [m.content for m in state.memories.values()] == ["User's recital is Sunday"]
+
+
+def test_a_long_held_state_beside_a_request_is_kept() -> None:
+    found = contents("Could you draft my bio? I've been a sommelier for 15 years and hope to open a wine bar.")
+    assert found == ["User hopes to open a wine bar", "User has been a sommelier for 15 years"]
+    assert contents("我的驾照下个月到期。") == ["用户的驾照下个月到期"]

@@ -73,3 +73,8 @@ def test_a_job_phrase_with_its_workplace_and_a_lone_adjective() -> None:
     assert telegraphic("night nurse at a clinic in Derry") == "I'm a night nurse at a clinic in Derry"
     assert telegraphic("widowed", heading=True) is None
     assert telegraphic("keen gardener", heading=True) == "I'm a keen gardener"
+
+
+def test_still_and_need_read_as_the_user_said_them() -> None:
+    assert contents("我依然不喝可乐。") == ["用户不喝可乐"]
+    assert contents("I need to renew my lease by June.") == ["User needs to renew their lease by June"]
