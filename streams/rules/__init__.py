@@ -17,7 +17,7 @@ from engram.schemas.memory import MemoryType, Role
 from . import en_turn, zh
 from .assistant import assistant_drafts
 from .corrections import correction_drafts
-from .clauses import unwrap_reminders
+from .clauses import collapse_repeats, unwrap_reminders
 from .common import CJK, Draft, entities_in, keywords_of, prepare, sentences, shorten
 from .irony import ironic_turn
 from .mention import mention_drafts
@@ -61,7 +61,7 @@ def _user_drafts(text: str) -> list[Draft]:
 
     Described attachments ("[image: …]") are taken out first and noted on their own (`narrative.attachments`).
     """
-    text, drafts = attachments(unwrap_reminders(text))
+    text, drafts = attachments(unwrap_reminders(collapse_repeats(text)))
     text, corrections = correction_drafts(text)
     carried = False
     for run, chinese in script_runs(text):

@@ -42,7 +42,7 @@ _EN_KINDS: tuple[tuple[T, re.Pattern[str]], ...] = (
 _ZH_REASONING = re.compile(r"优点|缺点|相比|比较而言|因为|由于|分析|举例|比如|例如|一方面|另一方面")
 _EN_REASONING = re.compile(r"\b(?:because|since|compared|advantages?|disadvantages?|pros|cons|for example|e\.g\.)\b", _I)
 _ZH_HEDGE_LEAD = re.compile(
-    r"^(?:(?:所以|因此|综上|总之|另外|最后|那么|好的|好|嗯|没问题|已确认|最终确定|最终|确定|确认|(?i:ok|okay|confirmed|agreed|decided))"
+    r"^(?:(?:所以|因此|综上|总之|另外|最后|那么|好的|好|嗯|没问题|已确认|最终确定|最终决定|最终|确定|确认|决定|(?i:ok|okay|confirmed|agreed|decided))"
     r"\s*[,，:：]?\s*)*"
     r"(?:我们|咱们)?"
     r"(?:(?:我这边|我们这边|我|我们)?(?:建议|推荐)(?:你|您)?)?(?:直接|还是)?"

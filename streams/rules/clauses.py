@@ -21,6 +21,9 @@ Mechanisms:
   events are context, not notes (its stative facts are still read).
 - learning how (Chinese): "想学怎么…" is a goal whose 怎么 is part of the object,
   not a question.
+- repetition for emphasis ("really, really", "hate, hate, HATE") is one word,
+  and a Chinese "still" (还是, 依然) before a fact is dropped, so a repeated
+  fact is recognised as the same one.
 - reminder frame: a statement wrapped in a reminder ("Just a reminder that I
   still hate cilantro", "As I said, I'm vegan", "再说一遍，我不喝酒") is the
   statement itself, so it reinforces the memory it repeats instead of being
@@ -61,6 +64,20 @@ def verb_first(clause: str) -> str | None:
     if m is None or m.group("v") and m.group("v").lower() in _NOT_VERB:
         return None
     return "I " + clause[:1].lower() + clause[1:]
+
+
+_REPEATED_WORD = re.compile(r"\b(?P<w>[A-Za-z']+)(?:\s*,\s*(?P=w)\b)+", _I)
+_ZH_STILL = re.compile(r"^(?P<s>我们|我)?(?:还是|依然|仍然|照样|依旧)(?=[\u4e00-\u9fff]{2})")
+
+
+def collapse_repeats(text: str) -> str:
+    """ "I really, really don't like…", "hate, hate, HATE" -> one word, so the clause is not cut at its commas."""
+    return _REPEATED_WORD.sub(lambda m: m.group("w"), text) if "," in text else text
+
+
+def zh_without_still(body: str) -> str:
+    """ "还是每天跑步" -> "每天跑步": "still" repeats a fact, it does not change it."""
+    return _ZH_STILL.sub(lambda m: m.group("s") or "", body)
 
 
 def unwrap_reminders(text: str) -> str:

@@ -26,8 +26,9 @@ _EN_COMMIT = re.compile(
     r"\b(?:i|we)(?:'ll| will| am going to|'m going to| are going to|'re going to)\s+"
     r"(?!(?:keep|bear|think|try|see|consider|be happy|be glad|need|have to|let you know if|wait|look into whether)\b)"
     r"(?:(?:also|then|now|first|personally|gladly)\s+)?[a-z]{2,}\b\s+\S+", _I)
-_ZH_COMMIT = re.compile(r"(?:我|我们)(?:来|帮你|帮您|给你|给您|替你|负责|会|将|每天|每周[一二三四五六日天]?|以后)"
-                        r"(?:[^，,。]{0,8}?)(?:整理|汇总|发|提醒|检查|跟进|写|做|准备|安排|更新|同步|盯|处理|提交|通知|推送)")
+_ZH_COMMIT = re.compile(r"(?:我|我们)(?:来|负责)[\u4e00-\u9fffA-Za-z]{2,}"
+                        r"|(?:我|我们)(?:帮你|帮您|给你|给您|替你|会|将|每天|每周[一二三四五六日天]?|以后)"
+                        r"(?:[^，,。]{0,8}?)(?:整理|汇总|发|提醒|检查|跟进|写|做|准备|安排|更新|同步|盯|处理|提交|通知|推送|联系|预订|订)")
 _EN_COMMIT_SPLIT = re.compile(r"\s+and\s+(?=(?:i|we)(?:'ll| will)\b)", _I)
 _EN_STATEMENT = re.compile(r"^(?:the|our|your|this|that)\s+[\w' -]{2,40}?\s+(?:is|are|will be|stays|goes)\s+\S+", _I)
 _EN_OPTION = re.compile(

@@ -53,7 +53,7 @@ _ZH_WISH = re.compile(r"^用户[\u4e00-\u9fff]{0,4}?(?:还|也|很|特别|一直
                       r"[\u4e00-\u9fffA-Za-z]")
 
 _EN_DATE = (
-    rf"(?:(?:on|by|before|at|in|until|this|next)\s+)*(?:{_WEEKDAY}|{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?|"
+    rf"(?:(?:on|by|before|at|in|until|this|next)\s+)*(?:\d{{1,2}}(?::\d\d)?\s*(?:am|pm)\s+(?:on\s+)?)?(?:{_WEEKDAY}|{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?|"
     rf"(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)(?:\s+of\s+{_MONTH})?|\d{{1,2}}/\d{{1,2}}|tomorrow|tonight|midnight|noon|"
     rf"(?:the\s+)?end of (?:the |this |next )?(?:week|month|year|term|quarter)|next (?:week|month)|{_MONTH})"
 )

@@ -17,7 +17,7 @@ from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, first_draft, entities_in, sentences, squeeze_cjk, topic_of, zh_object
 from .degree import zh_graded
-from .clauses import is_self_intro, learns_how, zh_possessed_place
+from .clauses import is_self_intro, learns_how, zh_possessed_place, zh_without_still
 from .quantities import zh_duration, zh_measured, zh_role_duration
 from .tense import planned, zh_deadline, zh_timed
 from .mood import is_hypothetical, is_momentary, is_sarcastic
@@ -407,7 +407,7 @@ def user_drafts(text: str, leftovers: list[str], carried: bool = False) -> list[
 def _clause(clause: str, carried: bool, out: list[Draft], leftovers: list[str], momentary: bool,
             job_change: bool) -> bool:
     """Handle one clause; returns whether the user is (still) the explicit subject."""
-    body = _LEAD.sub("", clause)
+    body = zh_without_still(_LEAD.sub("", clause))
     if is_self_intro(body) and not _SELF.match(body):
         return True
     value = _VALUE.match(body) if "对我" in body else None

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from engram.schemas.memory import MemoryType as T
-from engram.streams.rules.clauses import telegraphic, unwrap_reminders, verb_first
+from engram.streams.rules.clauses import collapse_repeats, telegraphic, unwrap_reminders, verb_first
 from engram.streams.rules.quantities import en_bare_age, zh_measured
 
 from tests.unit.rule_helpers import contents, notes
@@ -78,3 +78,9 @@ def test_a_job_phrase_with_its_workplace_and_a_lone_adjective() -> None:
 def test_still_and_need_read_as_the_user_said_them() -> None:
     assert contents("我依然不喝可乐。") == ["用户不喝可乐"]
     assert contents("I need to renew my lease by June.") == ["User needs to renew their lease by June"]
+
+
+def test_emphatic_repeats_and_chinese_still_do_not_change_the_fact() -> None:
+    assert collapse_repeats("I really, really miss it") == "I really miss it"
+    assert contents("I truly, truly dislike karaoke.") == contents("I truly dislike karaoke.")
+    assert contents("我依旧每周游泳。") == contents("我每周游泳。")

@@ -67,3 +67,10 @@ def test_a_wish_for_a_deliverable_is_a_request() -> None:
     assert notes("I'd like a short recap of chapter two, please.") == []
     assert notes("I need a template for my invoices.") == []
     assert [kind for kind, _, _ in notes("I'd like to learn the cello.")] == [T.USER_GOAL]
+
+
+def test_taking_a_task_on_and_a_time_of_day_deadline() -> None:
+    assert notes("好的，最终决定：搬家定在周六，我负责叫货车。", "assistant") == [
+        (T.ASSISTANT_DECISION, "搬家定在周六", False), (T.ASSISTANT_ACTION, "我负责叫货车", False)]
+    assert contents("The slides for the board have to be in by 9am Monday.") == [
+        "User's slides for the board have to be in by 9am Monday"]
