@@ -27,7 +27,7 @@ from collections.abc import Iterable
 
 from engram.schemas.memory import Candidate, MemoryRecord, MemoryType as T
 
-from .common import CJK, Draft, clean, sentences
+from .common import CJK, Draft, clean, en_object, sentences
 
 _I = re.IGNORECASE
 _EN_CUE_WORDS = (r"sorry|oops|whoops|correction|my bad|my mistake|wait|no|actually|typo|i misspoke|scratch that|oh|ah|well|hmm|um|"
@@ -88,10 +88,11 @@ def rejected_alternative(sentence: str) -> tuple[str, str, str] | None:
     if m is None:
         return None
     head, old = m.group("head").rstrip(" ,，"), clean(m.group("old"))
-    old = re.sub(r"^(?:an?|the)\s+", "", old, flags=_I)
+    old = re.sub(r"^(?:(?:just|only|even|really|actually|an?|the)\s+)+", "", old, flags=_I)
     if zh:
         new = head[-len(old):]
     else:
+        head = en_object(head)  # "I live in Vancouver now" -> the value ends at "Vancouver"
         words = head.split()
         new = " ".join(words[-len(old.split()):]) if len(words) > len(old.split()) else ""
     new = clean(new)
