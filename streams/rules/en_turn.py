@@ -53,7 +53,7 @@ _CLAUSE_SPLIT = re.compile(
     r"|\s+and\s+(?=(?:also\s+|now\s+|really\s+)?(?:want|plan|hope|need|intend|would like|'d like|'d love)\s+to\b)",
     _I,
 )
-_FIRST = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|we've|my)\b", _I)
+_FIRST = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|we've|my|our)\b", _I)
 _FIRST_SUBJECT = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|we've)\b", _I)
 _OTHER = re.compile(r"^(?:he|she|they|his|her|their|they're|he's|she's|that's|this is|these|those|you|your)\b", _I)
 _IT = re.compile(r"^it(?:'s|\s+is|\s+was)?\b\s*", _I)
@@ -73,10 +73,10 @@ _FAMILY = (
     r"daughter|kids|children|child|baby|grandma|grandmother|grandpa|grandfather|twins?|fianc[ée]e?|family)"
 )
 _RELATIVE = re.compile(
-    rf"^my\s+(?:(?:older|younger|little|big|elder|oldest|youngest)\s+)?(?P<rel>{_FAMILY})\b", _I
+    rf"^(?:my|our)\s+(?:(?:older|younger|little|big|elder|oldest|youngest)\s+)?(?P<rel>{_FAMILY})\b", _I
 )
 _SOMEONE = re.compile(
-    r"^my\s+(?:best\s+)?(?:friend|boss|manager|colleague|coworker|co-worker|roommate|neighbou?r|team|teacher|"
+    r"^(?:my|our)\s+(?:best\s+)?(?:friend|boss|manager|colleague|coworker|co-worker|roommate|neighbou?r|team|teacher|"
     r"doctor|landlord|client|advisor|supervisor|lead|mentor)s?\b", _I
 )
 _STATIVE = re.compile(
@@ -299,7 +299,7 @@ def _role_parts(body: str) -> list[str]:
 
 def relative_draft(body: str) -> Draft:
     """A stative fact about a relative, as the user's family fact ("User's sister lives in Paris")."""
-    text = "User's " + _objects(body[len("my "):])
+    text = "User's " + _objects(re.sub(r"^(?:my|our)\s+", "", body, flags=_I))
     return Draft(T.USER_FACT, text, 0.7, "family", None, False, entities_in(text, prose=True))
 
 

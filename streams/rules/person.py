@@ -16,6 +16,7 @@ _FIXED: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^i\s*'\s*d\b|^i would\b", "User would"),
         (r"^i was\b", "User was"),
         (r"^my\b", "User's"),
+        (r"^our\b", "User's"),
         (r"^i (?:don't|do not|dont)\b", "User doesn't"),
         (r"^i (?:can't|cannot|can not)\b", "User can't"),
         (r"^i (?:won't|will not)\b", "User won't"),

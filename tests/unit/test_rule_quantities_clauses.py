@@ -84,3 +84,11 @@ def test_emphatic_repeats_and_chinese_still_do_not_change_the_fact() -> None:
     assert collapse_repeats("I really, really miss it") == "I really miss it"
     assert contents("I truly, truly dislike karaoke.") == contents("I truly dislike karaoke.")
     assert contents("我依旧每周游泳。") == contents("我每周游泳。")
+
+
+def test_team_sizes_ages_without_sui_and_our_organisation() -> None:
+    assert contents("我们小组5个人，我是组长。") == ["用户是组长", "用户小组5个人"]
+    assert contents("我今年四十二了。") == ["用户四十二岁"]
+    assert contents("Our bakery has 7 staff.") == ["User's bakery has 7 staff"]
+    assert not [c for c in contents("我们店开了三年，一共9个人。") if c.startswith("用户的一共")]
+    assert contents("Our landlord is strict.") == []
