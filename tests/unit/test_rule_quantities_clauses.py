@@ -92,3 +92,8 @@ def test_team_sizes_ages_without_sui_and_our_organisation() -> None:
     assert contents("Our bakery has 7 staff.") == ["User's bakery has 7 staff"]
     assert not [c for c in contents("我们店开了三年，一共9个人。") if c.startswith("用户的一共")]
     assert contents("Our landlord is strict.") == []
+
+
+def test_an_income_per_period_keeps_its_amount() -> None:
+    assert "用户的每月房贷大概6千" in contents("我在苏州做设计，每月房贷大概6千。")
+    assert "用户的一年奖金2万5" in contents("我做销售的，一年奖金2万5。")
