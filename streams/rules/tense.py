@@ -67,8 +67,10 @@ _EN_DEADLINE = re.compile(
 _ZH_DATE = (r"(?:下周|这周|本周|周|星期)[一二三四五六日天]|下周|月底|年底|月中|月初|\d{1,2}月\d{1,2}[日号]|\d{1,2}[日号]|"
             r"明天|后天|下个月|这个月|本月|周末|今晚|今天")
 _ZH_DEADLINE = re.compile(
-    rf"^(?P<what>[\u4e00-\u9fffA-Za-z]{{1,10}}?)(?:要|得|必须|需要)?(?P<when>{_ZH_DATE})(?P<before>之前|以前|前)?"
+    rf"^(?P<what>[\u4e00-\u9fffA-Za-z]{{1,10}}?(?<![下这本上每]))(?:要|得|必须|需要)?(?P<when>{_ZH_DATE})(?P<before>之前|以前|前)?"
     rf"(?P<verb>(?:必须|一定要|要|得|需要)?(?:交|提交|完成|交付|上线|搞定|做完|写完|截止|交上去|到期))"
+    rf"|^(?P<first>{_ZH_DATE})(?:之前|以前|前)?(?:必须|一定要|要|得|需要)?(?:交|提交|完成|交付|上线|搞定|做完|写完)"
+    rf"[\u4e00-\u9fffA-Za-z]{{2,12}}$"
     rf"|^(?P<what2>[\u4e00-\u9fffA-Za-z]{{1,10}}?)的?(?:截止日期|截止时间|截止|deadline|ddl)(?:是|在|定在)(?P<when2>{_ZH_DATE})", _I)
 _ZH_FRONT_TIME = re.compile(r"^(?P<t>明年|今年|下半年|上半年|下个月|年底|年后|过完年|下学期|下周|月底)(?=[\u4e00-\u9fff])")
 
@@ -122,6 +124,8 @@ def zh_deadline(body: str) -> tuple[Draft, ...]:
     m = _ZH_DEADLINE.match(body)
     if m is None:
         return ()
+    if m.group("first"):
+        return (Draft(T.USER_CONSTRAINT, clean(f"用户{body}"), 0.75, None, None, False, entities_in(body)),)
     what = m.group("what") or m.group("what2")
     if what.startswith(("你", "他", "她", "我")):
         return ()

@@ -97,3 +97,7 @@ def test_a_long_held_state_beside_a_request_is_kept() -> None:
     found = contents("Could you draft my bio? I've been a sommelier for 15 years and hope to open a wine bar.")
     assert found == ["User hopes to open a wine bar", "User has been a sommelier for 15 years"]
     assert contents("我的驾照下个月到期。") == ["用户的驾照下个月到期"]
+
+
+def test_a_chinese_deadline_that_opens_with_its_date() -> None:
+    assert contents("下周五交课程设计，还没开始。")[0] == "用户下周五交课程设计"
