@@ -55,6 +55,7 @@ _EN_REMINDER = re.compile(
     r"|(?:^|(?<=[.!?]\s))again\s*,\s*",
     _I,
 )
+_MAY_REMIND = re.compile(r"remind|rememb|recall|note|said|mentioned|told|wrote|again|说|强调|提醒", _I)
 _ZH_REMINDER = re.compile(r"(?:^|(?<=[。！？]))(?:再说一遍|再说一次|再强调一下|再强调一遍|再提醒一下|提醒一下|我说过了?|之前说过了?|跟你说过了?|我之前说过)[,，:：]?\s*")
 
 
@@ -72,7 +73,20 @@ _ZH_STILL = re.compile(r"^(?P<s>我们|我)?(?:还是|依然|仍然|照样|依�
 
 def collapse_repeats(text: str) -> str:
     """ "I really, really don't like…", "hate, hate, HATE" -> one word, so the clause is not cut at its commas."""
-    return _REPEATED_WORD.sub(lambda m: m.group("w"), text) if "," in text else text
+    parts = text.lower().split(",")
+    if not any(_last_word(a) and _last_word(a) == _first_word(b) for a, b in zip(parts, parts[1:])):
+        return text  # the common case, without a regex scan
+    return _REPEATED_WORD.sub(lambda m: m.group("w"), text)
+
+
+def _last_word(text: str) -> str:
+    words = text.split()
+    return words[-1] if words else ""
+
+
+def _first_word(text: str) -> str:
+    words = text.split()
+    return words[0] if words else ""
 
 
 def zh_without_still(body: str) -> str:
@@ -82,7 +96,7 @@ def zh_without_still(body: str) -> str:
 
 def unwrap_reminders(text: str) -> str:
     """The turn with reminder frames taken off the statements they wrap."""
-    if not _EN_REMINDER.search(text) and not _ZH_REMINDER.search(text):
+    if not _MAY_REMIND.search(text) or not _EN_REMINDER.search(text) and not _ZH_REMINDER.search(text):
         return text
     text = _ZH_REMINDER.sub("", _EN_REMINDER.sub("", text))
     return text[:1].upper() + text[1:] if text[:1] == "i" else text

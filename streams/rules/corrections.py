@@ -60,6 +60,8 @@ _ZH_FRAMES = (
     re.compile(rf"^{_ZH_CUE}(?:应该)?是(?P<new>{_ZH_VALUE})[,，]\s*不是(?P<old>{_ZH_VALUE})$"),
     re.compile(rf"^(?P<old>{_ZH_VALUE})(?:说错了|打错了|写错了)[,，]\s*(?:应该)?是(?P<new>{_ZH_VALUE})$"),
 )
+_MAY_CORRECT = re.compile(r"not\b|meant|不是|错|更正|纠正|口误", _I)
+"""Every frame needs one of these: most turns skip the correction reading with one scan."""
 _NOTE = re.compile(r'^User corrected "(?P<old>[^"]+)" to "(?P<new>[^"]+)"$|^用户更正：(?P<zold>[^→]+)→(?P<znew>.+)$')
 _NOT_VALUE = re.compile(r"^(?:that|this|it|what i|sure|really|quite|so|too|me|you)\b", _I)
 
@@ -106,6 +108,8 @@ def correction_drafts(text: str) -> tuple[str, list[Draft]]:
 
     A statement with a rejected alternative ("I'm 29, not 28") stays, without the alternative, for the rules.
     """
+    if not _MAY_CORRECT.search(text):
+        return text, []
     kept, drafts = [], []
     for sentence, _ in sentences(text):
         cue = _ZH_CUE_ONLY if CJK.search(sentence) else _EN_CUE_ONLY

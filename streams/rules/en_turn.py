@@ -140,7 +140,7 @@ def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
     out: list[Draft] = []
     split = sentences(text)
     task = any(is_task(strip_lead(sentence)) for sentence, _ in split)
-    ironic = ironic_turn([sentence for sentence, _ in split])
+    ironic = len(split) > 1 and ironic_turn([sentence for sentence, _ in split])  # one sentence: is_sarcastic
     for sentence, is_question in split:
         if is_hypothetical(sentence) or is_sarcastic(sentence) or (ironic and praises(sentence)):
             continue

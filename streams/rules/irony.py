@@ -44,6 +44,8 @@ _EN_IDIOM = re.compile(r"\bnothing says\s+[\w' ]{2,20}\s+like\b|\bsaid no (?:one
                        r"\bwhat could (?:possibly )?go wrong\b", _I)
 _EN_MOCK_CLAIM = re.compile(r"^[\w ]{0,20}[,!.]?\s*because\s+(?:i|we)\b|\b(?:i|we)\s+(?:totally|clearly|obviously|"
                             r"definitely)\s+(?:have|am|can|need|love|enjoy)\b", _I)
+_MAY_BE_IDIOM = re.compile(r"nothing says|said no|go wrong", _I)
+_MAY_MOCK = re.compile(r"because|totally|clearly|obviously|definitely", _I)
 _EN_MARK = re.compile(r"\b(?:another|again|yet again|just|absolutely|totally|so much|such)\b", _I)
 _EN_PRONOUN_PRAISE = re.compile(r"^(?:i|we)\s+(?:just\s+|really\s+|absolutely\s+|totally\s+)?(?:love|adore|enjoy)\s+"
                                 r"(?:those|these|that|it|them)\b", _I)
@@ -58,7 +60,9 @@ _ZH_MARK = re.compile(r"可真|真是|太|又|再一次|简直|最|呢$")
 def is_ironic(sentence: str) -> bool:
     """Praise for a nuisance with a cue, an intensifier or repetition marking it; or a cue and a mock claim."""
     text = sentence.strip()
-    if _EN_IDIOM.search(text) or _EN_CUE.search(text) and _EN_MOCK_CLAIM.search(text):
+    if _MAY_BE_IDIOM.search(text) and _EN_IDIOM.search(text):
+        return True
+    if _MAY_MOCK.search(text) and _EN_MOCK_CLAIM.search(text) and _EN_CUE.search(text):
         return True
     if _EN_PRAISE.search(text) and _EN_NUISANCE.search(text):
         return bool(_EN_CUE.search(text) or _EN_MARK.search(text))
@@ -70,7 +74,7 @@ def is_ironic(sentence: str) -> bool:
 def ironic_turn(sentences: list[str]) -> bool:
     """A turn whose irony spans sentences: a cue sentence naming a nuisance, then pronoun-only praise;
     or any sentence that is a sarcasm idiom on its own ("Said no one ever.")."""
-    if any(_EN_IDIOM.search(s) for s in sentences):
+    if any(_MAY_BE_IDIOM.search(s) and _EN_IDIOM.search(s) for s in sentences):
         return True
     opened = False
     for sentence in sentences:
