@@ -20,7 +20,7 @@ _DEFAULT = FilterConfig()
 
 _ZH_USER_SIGNALS = ("我", "喜欢", "希望", "想要", "计划", "以后", "不要", "需要", "偏好", "目标", "约束",
                     "改", "换成", "不再", "搬到", "现在", "说错", "打错", "写错", "记错", "搞错", "弄错", "更正", "纠正", "口误")
-"""SPEC §3.2's signals plus the change signals a correction opens with ("最近改喝绿茶了", "说错了，不是X，是Y")."""
+"""First-person and intent signals, plus the change signals a correction opens with ("最近改喝绿茶了", "说错了，不是X，是Y")."""
 # English signals are matched on lower-cased text, without a leading \b: Python's
 # regex engine only uses its fast first-character scan for such patterns, so
 # the left word boundary is checked by hand in `_has_word`.
