@@ -15,6 +15,7 @@ from engram.schemas.events import SummarySnapshotted
 from engram.schemas.memory import GlobalCard, MemoryRecord
 
 from .hybrid_index import UserIndex
+from .snapshots import StoreChanges
 from .ports import RecentTurn, SearchHit, canonical_hash, check_owner
 
 SCHEMA = """
@@ -59,6 +60,7 @@ class EmbeddedStore:
         self._pending_memories: dict[tuple[str, str, str], tuple[MemoryRecord, bytes, str]] = {}
         self._pending_turns: list[tuple[object, ...]] = []
         self._pending_users: list[tuple[str, str]] = []
+        self.changes = StoreChanges()
         db.executescript(SCHEMA)
         if "context" not in {row[1] for row in db.execute("PRAGMA table_info(proj_memories)")}:
             db.execute("ALTER TABLE proj_memories ADD COLUMN context TEXT NOT NULL DEFAULT ''")  # older files
@@ -79,6 +81,7 @@ class EmbeddedStore:
         if held is None or record.version > held[0].version:
             self._pending_memories[slot] = (record, vector.tobytes(), context)
         self._touch_user(tenant, user)
+        self.changes.put(tenant, user, record, vector, context)
         index = self._indexes.get((tenant, user))
         if index is not None:
             index.put(record, vector, context)
@@ -109,6 +112,7 @@ class EmbeddedStore:
         cursor = self._db.execute(
             "DELETE FROM proj_memories WHERE tenant=? AND user=? AND memory_id=?", (tenant, user, memory_id)
         )
+        self.changes.forget(tenant, user, memory_id)
         index = self._indexes.get((tenant, user))
         if index is not None:
             index.forget(memory_id)
@@ -175,6 +179,7 @@ class EmbeddedStore:
             (tenant, user, snapshot.session_id, snapshot.version, snapshot.model_dump_json().encode()),
         )
         self._summaries.pop((tenant, user, snapshot.session_id), None)
+        self.changes.touch(tenant, user)
         self._touch_user(tenant, user)
         return cursor.rowcount > 0
 
@@ -202,6 +207,7 @@ class EmbeddedStore:
             (tenant, user, card.card_id, card.version, card.model_dump_json().encode()),
         )
         self._cards.pop((tenant, user), None)
+        self.changes.touch(tenant, user)
         self._touch_user(tenant, user)
         return cursor.rowcount > 0
 
@@ -221,6 +227,7 @@ class EmbeddedStore:
                                     turn.content, turn.occurred_at.isoformat()))
         self._recent.pop((tenant, user, turn.session_id), None)
         self._known_sessions.add((tenant, user, turn.session_id))
+        self.changes.touch(tenant, user)
         self._touch_user(tenant, user)
 
     def recent_turns(self, tenant: str, user: str, session: str, limit: int) -> list[RecentTurn]:
@@ -264,6 +271,7 @@ class EmbeddedStore:
         for table in ("proj_summaries", "proj_turns"):
             deleted += self._db.execute(f"DELETE FROM {table} WHERE tenant=? AND user=?", (tenant, user)).rowcount
         self._drop_user_caches(tenant, user)
+        self.changes.touch(tenant, user)
         return deleted
 
     # -- housekeeping -----------------------------------------------------------
@@ -309,6 +317,7 @@ class EmbeddedStore:
         self._known_users.clear()
         self._known_sessions.clear()
         self._drop_read_caches()
+        self.changes.discard()
 
     def _drop_user_caches(self, tenant: str, user: str) -> None:
         self._cards.pop((tenant, user), None)
@@ -325,6 +334,7 @@ class EmbeddedStore:
         self.flush()
         for table in TABLES:
             self._db.execute(f"DELETE FROM {table}")
+        self.changes.everything = True
         self._indexes.clear()
         self._known_users.clear()
         self._known_sessions.clear()
