@@ -32,6 +32,7 @@ from .merge_rules import judge_by_rules, topics_match
 from .switch import parse_switch, switch_replaces
 from .processor import ProcessorContext
 from .rules.common import keywords_of
+from .rules.corrections import corrected_candidate, holds_value, latest_holding, parse_correction_note
 
 MAX_PROVENANCE = 50
 RELATION_PRIORITY = ("same", "replace", "conflict", "append", "skip")
@@ -155,6 +156,9 @@ def _consolidate(
     state: UserMemories, event: MemoryProposed, ctx: ProcessorContext
 ) -> tuple[list[_Change], tuple[LLMCall, ...]]:
     """The changes one candidate makes, and the model calls its judgements took."""
+    named = parse_correction_note(event.candidate.content)
+    if named is not None:
+        return _named_correction(state, event, ctx, *named), ()
     related = _judged_related(state, event, ctx)
     calls = tuple(call for r in related for call in r.judgement.calls)
     return _decide(state, event, ctx, related), calls
@@ -174,6 +178,20 @@ def _decide(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext, r
     changes.append(_apply(state, ctx.embedder, _Change(created.memory_id, "created", None, created, relation, judge, reason)))
     changes.extend(_apply(state, ctx.embedder, _link_conflict(r, created)) for r in conflicts)
     return changes
+
+
+def _named_correction(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext, old: str, new: str
+                      ) -> list[_Change]:
+    """A correction note rewrites the latest user memory holding the wrong value, in its type and slot."""
+    target = latest_holding(state.memories.values(), old, new)
+    if target is None:
+        memory_id = derive_id(event.event_id, "consolidate", "memory")
+        return [_Change(memory_id, "discarded", None, None, "skip", "rule", "a correction of a value no memory holds")]
+    corrected = corrected_candidate(event.candidate, target, old, new)
+    judgement = Judgement("replace", f"named correction: {old!r} is now {new!r}", "rule")
+    if any(m.type == target.type and holds_value(m.content, new) for m in state.memories.values()):
+        return [_apply(state, ctx.embedder, _retire(event, _Related(target, 1.0, judgement)))]  # right value already held
+    return _decide(state, event.model_copy(update={"candidate": corrected}), ctx, [_Related(target, 1.0, judgement)])
 
 
 def _judged_related(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext) -> list[_Related]:
