@@ -188,8 +188,8 @@ class EngramMCP:
         query = RecallQuery(tenant=tenant_id, user=user_id, agent=agent, session=session or DEFAULT_SESSION,
                             question=question)
         response = await self._call(self.access.recall, self._who(ctx), query)
-        return response.model_dump(include={"recall_id", "context", "injected", "items", "recent", "degraded",
-                                            "deadline_exceeded", "missed",
+        return response.model_dump(include={"recall_id", "context", "tokens", "injected", "items", "recent",
+                                            "degraded", "deadline_exceeded", "missed",
                                             "user_known", "session_known"})
 
 

@@ -103,6 +103,8 @@ class RecallResponse(_Response):
 
     recall_id: str
     context: str
+    tokens: int = Field(default=0, description="the size of `context` in estimated tokens (one per CJK character, "
+                        "one per 4 other characters): never more than the request's `token_budget`")
     injected: bool
     items: list[RecalledMemory] = Field(default_factory=list)
     recent: list[ChatMessage] = Field(default_factory=list)

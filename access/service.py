@@ -309,7 +309,8 @@ def recall_response(result: RecallResult, system_prompt: str = "") -> RecallResp
         for i in result.items
     ]
     return RecallResponse(
-        recall_id=result.observation.recall_id, context=result.memory_section, injected=bool(result.items),
+        recall_id=result.observation.recall_id, context=result.memory_section, tokens=result.tokens,
+        injected=bool(result.items),
         items=items, recent=[ChatMessage(**m) for m in result.recent],
         messages=[ChatMessage(**m) for m in result.messages(system_prompt)],
         retrieval_ms=round(result.retrieval_ms, 3), build_ms=round(result.build_ms, 3),

@@ -83,6 +83,7 @@ def memory_table(records: list[MemoryRecord]) -> str:
 def recall_dict(result: "RecallResult") -> dict[str, Any]:
     return {
         "context": result.memory_section,
+        "tokens": result.tokens,
         "sections": {
             kind: [
                 {"item_id": i.item_id, ITEM_ID_NAMES[i.kind]: i.item_id, "id": i.item_id, "kind": i.kind,

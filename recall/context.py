@@ -63,17 +63,46 @@ def reference_clause(question: str) -> str:
     return REFERENCE_CLAUSE_ZH if has_cjk(question) else REFERENCE_CLAUSE_EN
 
 
+SECTIONS = {"global": "global", "persona": "long", "memory": "long", "summary": "summary"}
+"""The section of the context each kind of item is rendered in, in rendering order."""
+
+
+def section_words(question: str) -> dict[str, str]:
+    """The headings in the question's language."""
+    return HEADINGS["zh" if has_cjk(question) else "en"]
+
+
+def section_heading(section: str, words: dict[str, str]) -> str:
+    """What opens a section: the blank line after what precedes it and the `## heading` line."""
+    return f"\n\n## {words.get(section, section)}\n"
+
+
+def item_line(item: RecalledItem, words: dict[str, str]) -> str:
+    """One item as the context shows it (a summary is its text, every other item a `- ` line)."""
+    if item.kind == "summary":
+        return item.text
+    if item.kind in ("persona", "memory"):
+        return _memory_line(item, words["conflict"])
+    return f"- {item.text}"
+
+
+def group_tag(item: RecalledItem) -> str:
+    """The `[type]` line above a long-term item's group ("" when the item is in no group)."""
+    type_name = str(item.details.get("type", "")) if SECTIONS.get(item.kind) == "long" else ""
+    return f"[{type_name}]" if type_name else ""
+
+
 def render_memory_section(items: Sequence[RecalledItem], question: str) -> str:
     """The memory block for the system prompt; empty when nothing was recalled."""
     if not items:
         return ""
-    words = HEADINGS["zh" if has_cjk(question) else "en"]
+    words = section_words(question)
     parts = [reference_clause(question)]
     cards = [i for i in items if i.kind == "global"]
     long_term = [i for i in items if i.kind in ("persona", "memory")]
     summaries = [i for i in items if i.kind == "summary"]
     if cards:
-        parts.append(f"## {words['global']}\n" + "\n".join(f"- {i.text}" for i in cards))
+        parts.append(f"## {words['global']}\n" + "\n".join(item_line(i, words) for i in cards))
     if long_term:
         parts.append(f"## {words['long']}\n" + "\n".join(_long_term_lines(long_term, words["conflict"])))
     for summary in summaries:

@@ -38,7 +38,8 @@ from engram.schemas.base import stable_id
 from engram.schemas.events import RecallServed
 from engram.schemas.memory import MemoryRecord
 
-from .context import RecalledItem, build_messages, render_memory_section, without_context_turns
+from .budget import pack
+from .context import RecalledItem, build_messages
 from .deadline import PARTS, PartMissed, RecallPool, gather
 from .global_cards import select_cards
 
@@ -79,6 +80,10 @@ class RecallResult:
     """False: the session has no turn yet (a new session): long-term memory only, no summary or window."""
     missed: list[str] = field(default_factory=list)
     """The parts (recall/deadline.py `PARTS`) not ready by the deadline: the context lacks them."""
+    tokens: int = 0
+    """The size of `memory_section` by `estimate_tokens`: never more than the request's token budget."""
+    left_out: list[RecalledItem] = field(default_factory=list)
+    """Items recalled but left out of the context by the token budget, in priority order."""
 
     def messages(self, system_prompt: str = "") -> list[dict[str, str]]:
         return build_messages(system_prompt, self.memory_section, self.recent, self.request.question)
@@ -175,13 +180,14 @@ class RecallService:
                 recent = parts["recent"]
         retrieval_ms = deadline.elapsed_ms()
         build_start = time.perf_counter()
-        items = self._within_budget(gathered, request)
-        section = render_memory_section(items, request.question)
+        packing = pack(gathered, request.question, request.token_budget or self.config.recall.token_budget)
+        items, section = packing.kept, packing.section
         build_ms = (time.perf_counter() - build_start) * 1000
         exceeded = bool(missed) or deadline.passed()
         observation = self._observe(request, items, retrieved, recent, retrieval_ms, build_ms, exceeded)
         return RecallResult(request, section, items, recent, retrieval_ms, build_ms, exceeded,
-                            observation, retrieved, user_known, session_known, missed)
+                            observation, retrieved, user_known, session_known, missed,
+                            packing.tokens, packing.left_out)
 
     def _calls(self, request: RecallRequest, reads: _Reads, deadline: _Deadline | None) -> dict[str, Callable[[], Any]]:
         """One call per part (`PARTS`); with a `deadline`, a part not started by then is missed unread,
@@ -408,26 +414,6 @@ class RecallService:
         except Exception:  # the window's own part reports a failing read; the quotes just do not dedupe
             log.warning("recent turns unreadable for %s/%s", req.tenant, req.user, exc_info=True)
             return set()
-
-    def _within_budget(self, items: list[RecalledItem], req: RecallRequest) -> list[RecalledItem]:
-        """Items in order while they fit; the global, persona and summary items that follow keep their
-        room, so long-term memories fill what is left (unless those alone exceed the budget)."""
-        budget = req.token_budget or self.config.recall.token_budget
-        pending = sum(i.tokens for i in items if i.kind != "memory")
-        if pending > budget:
-            pending = 0
-        kept, used = [], 0
-        for item in items:
-            fixed = item.kind != "memory"
-            if fixed and pending:
-                pending -= item.tokens
-            if not fixed and item.context_turns and used + item.tokens + pending > budget:
-                item = without_context_turns(item)  # the memory keeps its place; its quotes go
-            if used + item.tokens + (0 if fixed else pending) > budget:
-                continue
-            kept.append(item)
-            used += item.tokens
-        return kept
 
     def _observe(self, req: RecallRequest, items: list[RecalledItem], retrieved: list[str],
                  recent: list[dict[str, str]], retrieval_ms: float, build_ms: float,

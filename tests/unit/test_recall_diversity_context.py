@@ -110,7 +110,8 @@ def test_a_long_quoted_turn_is_clipped_and_never_costs_the_memory_its_place(tmp_
         best = next(i for i in result.items if i.kind == "memory")
         assert [m for m, _ in best.context_turns] == ["k0", "k2"]
         assert all(estimate_tokens(t) <= 20 and t.endswith("…") for _, t in best.context_turns)
-        tight = runtime.recall(replace(question, token_budget=estimate_tokens(best.text) + 2))
+        alone = render_memory_section([replace(best, context_turns=())], question.question)
+        tight = runtime.recall(replace(question, token_budget=estimate_tokens(alone) + 2))
     kept = [i for i in tight.items if i.kind == "memory"]
     assert kept and kept[0].item_id == best.item_id and not kept[0].context_turns, "the memory stays, its quotes go"
     assert "context_turns" not in kept[0].details
