@@ -15,7 +15,8 @@ from engram.schemas.events import SummarySnapshotted
 from engram.schemas.memory import GlobalCard, MemoryRecord
 
 from .hybrid_index import UserIndex
-from .ports import RecentTurn, SearchHit, canonical_hash, check_owner
+from .ports import RecentTurn, SearchHit, TurnHit, canonical_hash, check_owner
+from .turn_index import TurnIndex
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS proj_memories (
@@ -50,6 +51,7 @@ class EmbeddedStore:
         self._db = db
         self._dimensions = dimensions
         self._indexes: dict[tuple[str, str], UserIndex] = {}
+        self._turn_indexes: dict[tuple[str, str], TurnIndex] = {}
         self._known_users: set[tuple[str, str]] = set()
         self._known_sessions: set[tuple[str, str, str]] = set()
         self._cards: dict[tuple[str, str], list[GlobalCard]] = {}
@@ -220,6 +222,9 @@ class EmbeddedStore:
         self._pending_turns.append((tenant, user, turn.session_id, turn.message_id, turn.position, turn.role,
                                     turn.content, turn.occurred_at.isoformat()))
         self._recent.pop((tenant, user, turn.session_id), None)
+        turn_index = self._turn_indexes.get((tenant, user))
+        if turn_index is not None:
+            turn_index.put(turn)
         self._known_sessions.add((tenant, user, turn.session_id))
         self._touch_user(tenant, user)
 
@@ -256,6 +261,28 @@ class EmbeddedStore:
                 m, p, role, c, t = near
                 out.append(RecentTurn(session, m, role, c, datetime.fromisoformat(t), p))
         return out
+
+    def search_turns(self, tenant: str, user: str, query: str, limit: int) -> list[TurnHit]:
+        return self._turn_index(tenant, user).search(query, limit)
+
+    def source_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> list[RecentTurn]:
+        """The recorded turns of those (session, message id) keys that exist, in the order asked."""
+        index = self._turn_index(tenant, user)
+        found = (index.turns.get(f"{session}\x1f{message_id}") for session, message_id in keys)
+        return [turn for turn in found if turn is not None]
+
+    def _turn_index(self, tenant: str, user: str) -> TurnIndex:
+        index = self._turn_indexes.get((tenant, user))
+        if index is None:
+            self.flush()
+            index = TurnIndex()
+            rows = self._db.execute(
+                "SELECT session, message_id, position, role, content, occurred_at FROM proj_turns "
+                "WHERE tenant=? AND user=? ORDER BY position", (tenant, user))
+            for session, m, p, role, c, t in rows:
+                index.put(RecentTurn(session, m, role, c, datetime.fromisoformat(t), p))
+            self._turn_indexes[(tenant, user)] = index
+        return index
 
     def forget_context(self, tenant: str, user: str) -> int:
         """Delete the user's session summaries and recent-turn window; return the rows deleted."""
@@ -312,12 +339,14 @@ class EmbeddedStore:
 
     def _drop_user_caches(self, tenant: str, user: str) -> None:
         self._cards.pop((tenant, user), None)
+        self._turn_indexes.pop((tenant, user), None)
         for cache in (self._summaries, self._recent):
             for key in [k for k in cache if k[:2] == (tenant, user)]:
                 del cache[key]
 
     def _drop_read_caches(self) -> None:
         self._cards.clear()
+        self._turn_indexes.clear()
         self._summaries.clear()
         self._recent.clear()
 

@@ -39,9 +39,10 @@ from engram.schemas.memory import GlobalCard, MemoryRecord
 from .hybrid_index import searchable_text
 from .weaviate_batch import Item, insert as insert_batch
 from .weaviate_sealing import SealedText
-from .ports import RecentTurn, SearchHit, canonical_hash, check_owner
+from .ports import RecentTurn, SearchHit, TurnHit, canonical_hash, check_owner
 from .weaviate_schema import CARDS, COLLECTIONS, MEMORIES, SESSIONS, SUMMARIES, TURNS, USERS, collection_prefix, \
-    collection_specs, object_id, tenant_name
+    add_turn_search_text, collection_specs, object_id, tenant_name
+from .weaviate_turns import search_turns, source_turns, turn_search_text
 
 log = logging.getLogger("engram.weaviate")
 _MARKERS = frozenset({USERS, SESSIONS})
@@ -113,6 +114,8 @@ class WeaviateStore:
         """Create the missing collections; another process creating one at the same time is fine."""
         existing = set(self._client.collections.list_all(simple=True))
         for name, spec in collection_specs(self._wvc).items():
+            if self.prefix + name in existing and name == TURNS:
+                add_turn_search_text(self._client.collections.get(self.prefix + name), self._wvc)
             if self.prefix + name not in existing:
                 try:
                     self._client.collections.create(self.prefix + name, **spec)
@@ -233,7 +236,7 @@ class WeaviateStore:
     def add_turn(self, tenant: str, user: str, turn: RecentTurn) -> None:
         props = {"tenant_id": tenant, "user_id": user, "session_id": turn.session_id, "message_id": turn.message_id,
                  "role": turn.role, "position": turn.position, "occurred_at": turn.occurred_at,
-                 "content": turn.content}
+                 "content": turn.content, "search_text": turn_search_text(self, tenant, turn.content)}
         uid = object_id("turn", tenant, user, turn.session_id, turn.message_id)
         self._queue(TURNS, tenant, user, uid, self.text.sealed(TURNS, uid, tenant, user, props, "content"), 0)
         self._queue(SESSIONS, tenant, user, object_id("session", tenant, user, turn.session_id),
@@ -264,6 +267,12 @@ class WeaviateStore:
                 if content is not None:
                     out.append(_turn(o.properties, content))
         return out
+
+    def search_turns(self, tenant: str, user: str, query: str, limit: int) -> list[TurnHit]:
+        return search_turns(self, tenant, user, query, limit)
+
+    def source_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> list[RecentTurn]:
+        return source_turns(self, tenant, user, keys)
 
     def recorded_turns(self, tenant: str, keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], tuple[str, str]]:
         """(user, session, message_id) -> (role, redacted content) for those of `keys` already projected."""

@@ -1,0 +1,62 @@
+"""Turn search on Weaviate: BM25 over the turn collection's `search_text` (Engram's terms of the redacted
+content, blind under the tenant's index key like the memories'), within one tenant and user."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from engram.core.text import terms
+
+from .ports import RecentTurn, TurnHit
+from .weaviate_schema import TURNS, object_id
+
+if TYPE_CHECKING:
+    from .weaviate_store import WeaviateStore
+
+
+def turn_search_text(store: WeaviateStore, tenant: str, content: str) -> str:
+    return " ".join(store._blind(tenant, list(terms(content))))
+
+
+def search_turns(store: WeaviateStore, tenant: str, user: str, query: str, limit: int) -> list[TurnHit]:
+    from .weaviate_store import _turn, _unknown_tenant
+
+    store.flush()
+    words = " ".join(store._blind(tenant, list(terms(query))))
+    if not words:
+        return []
+    try:
+        objs = store._tenant(TURNS, tenant).query.bm25(
+            query=words, query_properties=["search_text"], limit=limit, filters=store._where(tenant, user),
+            return_metadata=store._wvc.query.MetadataQuery(score=True)).objects
+    except Exception as exc:
+        if _unknown_tenant(exc):
+            return []
+        raise
+    top = max((float(o.metadata.score or 0.0) for o in objs), default=0.0) or 1.0
+    hits = []
+    for o in objs:
+        content = store.text.opened(TURNS, o, "content")
+        if content is not None:
+            hits.append(TurnHit(_turn(o.properties, content), float(o.metadata.score or 0.0) / top))
+    hits.sort(key=lambda h: (-h.keyword_score, h.turn.position))
+    return hits
+
+
+def source_turns(store: WeaviateStore, tenant: str, user: str, keys: list[tuple[str, str]]) -> list[RecentTurn]:
+    from .weaviate_store import _turn
+
+    if not keys:
+        return []
+    store.flush()
+    ids = [object_id("turn", tenant, user, session, message_id) for session, message_id in keys]
+    flt = store._wvc.query.Filter
+    found: dict[str, Any] = {str(o.uuid): o for o in store._query(TURNS, tenant, flt.by_id().contains_any(ids),
+                                                                  limit=len(ids))}
+    out = []
+    for uid in ids:
+        obj = found.get(uid)
+        content = store.text.opened(TURNS, obj, "content") if obj is not None else None
+        if obj is not None and content is not None:
+            out.append(_turn(obj.properties, content))
+    return out
