@@ -8,8 +8,8 @@ concatenation is never more than the sum of the estimates of its parts, so the s
 rendered context; a final check renders the context and drops the last item while it is over (it never
 is for the kinds rendered here; an item of another kind is charged as a `- ` line under its own heading).
 
-Priority is the order of the items. The non-memory items (global cards, persona, summary) keep their
-room when they fit together, and long-term memories fill what is left; otherwise every item goes in
+Priority is the order of the items. The global cards, persona and summary keep their room when they fit
+together, and the ranked memories and turns fill what is left; otherwise every item goes in
 order while it fits. An item that does not fit is left out whole (a memory first loses the turns quoted
 beside it), and packing goes on with the next, smaller one.
 """
@@ -23,6 +23,14 @@ from engram.core.text import estimate_tokens
 
 from .context import (RecalledItem, SECTIONS, group_tag, item_line, reference_clause, render_memory_section,
                       section_heading, section_words, without_context_turns)
+
+
+FLOWING = frozenset({"memory", "turn"})
+"""Kinds ranked against each other that fill what the other items leave; every other kind keeps its room."""
+
+
+EDGE_TOKENS = 6
+"""How far the charge of one item can exceed what it adds to the rendered context."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +55,7 @@ class _Ledger:
         self.kept: list[RecalledItem] = []
         self._opened: set[str] = set()
         self._tags: set[str] = set()
+        self._measured: int | None = None
 
     def cost(self, item: RecalledItem) -> int:
         """What adding `item` adds to the rendered context, at most."""
@@ -61,11 +70,24 @@ class _Ledger:
             cost += estimate_tokens(tag + "\n")
         return cost
 
-    def fits(self, item: RecalledItem, reserved: int = 0) -> bool:
-        return self.used + self.cost(item) + reserved <= self.budget
+    def fits(self, item: RecalledItem) -> bool:
+        """Whether the context with `item` stays within the budget. The charge is an upper bound, a few
+        tokens over at most (rounding, the last line's newline): near the edge the context is measured."""
+        bound = self.used + self.cost(item)
+        if bound <= self.budget:
+            return True
+        if bound - EDGE_TOKENS > self.budget:
+            return False
+        exact = estimate_tokens(render_memory_section([*self.kept, item], self.question))
+        if exact > self.budget:
+            return False
+        self._measured = exact
+        return True
 
     def add(self, item: RecalledItem) -> RecalledItem:
-        self.used += self.cost(item)
+        """Charge `item` (measured when `fits` just measured it)."""
+        self.used = self._measured if self._measured is not None else self.used + self.cost(item)
+        self._measured = None
         self._opened.add(SECTIONS.get(item.kind, item.kind))
         tag = group_tag(item)
         if tag:
@@ -79,10 +101,10 @@ def pack(items: Sequence[RecalledItem], question: str, budget: int) -> Packing:
     """The items that fit in `budget` tokens of rendered context, in priority order (see the module)."""
     ledger = _Ledger(question, budget)
     chosen: dict[int, RecalledItem] = {}
-    reserve = _fits_together([i for i in items if i.kind != "memory"], question, budget)
+    reserve = _fits_together([i for i in items if i.kind not in FLOWING], question, budget)
     if reserve:
         for n, item in enumerate(items):
-            if item.kind != "memory":
+            if item.kind not in FLOWING:
                 chosen[n] = ledger.add(item)
     for n, item in enumerate(items):
         if n in chosen:
@@ -110,7 +132,7 @@ def _checked(kept: list[RecalledItem], items: Sequence[RecalledItem], question: 
     section = render_memory_section(kept, question)
     tokens = estimate_tokens(section)
     while tokens > budget and kept:
-        memories = [n for n, i in enumerate(kept) if i.kind == "memory"]
+        memories = [n for n, i in enumerate(kept) if i.kind in FLOWING]
         kept.pop(memories[-1] if memories else -1)
         section = render_memory_section(kept, question)
         tokens = estimate_tokens(section)

@@ -43,8 +43,10 @@ def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
         from engram.projections.weaviate_store import WeaviateStore
 
         endpoint = request.getfixturevalue("weaviate_endpoint")
-        weaviate_store = WeaviateStore(endpoint.connect(), EMBED.model_id)
+        # collections of its own: another run clearing the shared ones cannot pull them away mid-test
+        weaviate_store = WeaviateStore(endpoint.connect(), EMBED.model_id, prefix=f"budget{uuid.uuid4().hex[:8]}")
         yield weaviate_store
+        weaviate_store.drop()
         weaviate_store.close()
         return
     db = open_database(tmp_path_factory.mktemp("budget") / "store.db")
