@@ -76,9 +76,10 @@ class RecallQuery(UserScope):
 
 class RecalledMemory(_Response):
     """One recalled item. Its id is `memory_id` for a memory or persona, `card_id` for a global card,
-    `summary_id` for a summary, and `item_id` whatever the kind."""
+    `summary_id` for a summary, the message id for a turn (quoted from the conversation), and `item_id`
+    whatever the kind."""
 
-    kind: Literal["global", "persona", "memory", "summary"]
+    kind: Literal["global", "persona", "memory", "turn", "summary"]
     item_id: str = Field(description="the id of the memory, card or summary (see `kind`)")
     memory_id: str | None = Field(default=None, description="set for kind memory and persona")
     card_id: str | None = Field(default=None, description="set for kind global")

@@ -52,7 +52,8 @@ def _not_taken(result: "FileIngestResult") -> str:
     return ", ".join(parts)
 
 
-ITEM_ID_NAMES = {"memory": "memory_id", "persona": "memory_id", "global": "card_id", "summary": "summary_id"}
+ITEM_ID_NAMES = {"memory": "memory_id", "persona": "memory_id", "global": "card_id", "summary": "summary_id",
+                 "turn": "message_id"}
 """A recalled item's id under its long name, by kind (as in the HTTP API's recall items)."""
 
 
@@ -93,7 +94,7 @@ def recall_dict(result: "RecallResult") -> dict[str, Any]:
                 for i in result.items if i.kind in kinds
             ]
             for kind, kinds in (("global", ("global",)), ("long_term", ("persona", "memory")),
-                                ("summary", ("summary",)))
+                                ("turns", ("turn",)), ("summary", ("summary",)))
         },
         "recent": result.recent,
         "messages": result.messages(),

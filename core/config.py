@@ -80,6 +80,14 @@ class RecallConfig(_Section):
     turns are not injected unless asked for (SPEC §1)."""
     context_turn_tokens: int = Field(default=60, ge=8)
     """A quoted turn longer than this many tokens is cut, with an ellipsis."""
+    turn_candidates: int = Field(default=50, ge=0)
+    """Recorded turns (user and assistant) searched beside the memories and fused into one ranking
+    (0: memories only)."""
+    fusion_k: float = Field(default=10.0, gt=0.0)
+    """Reciprocal rank fusion constant: a piece of evidence scores sum(1 / (k + rank)) over the rankings
+    (memories, turns) it is found in."""
+    evidence_tokens: int = Field(default=60, ge=8)
+    """The sentences of a memory's source turn shown with it, or of a turn shown alone, at most this long."""
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self) -> "RecallConfig":

@@ -284,6 +284,14 @@ class EmbeddedStore:
             self._turn_indexes[(tenant, user)] = index
         return index
 
+    def forget_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> int:
+        self.flush()
+        deleted = sum(self._db.execute("DELETE FROM proj_turns WHERE tenant=? AND user=? AND session=? AND "
+                                       "message_id=?", (tenant, user, session, message_id)).rowcount
+                      for session, message_id in keys)
+        self._drop_user_caches(tenant, user)
+        return deleted
+
     def forget_context(self, tenant: str, user: str) -> int:
         """Delete the user's session summaries and recent-turn window; return the rows deleted."""
         self.flush()

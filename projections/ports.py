@@ -106,6 +106,11 @@ class MemoryStore(Protocol):
         """The recorded turns of those (session, message id) keys that exist (not forgotten), in order asked."""
         ...
 
+    def forget_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> int:
+        """Delete those (session, message id) turns (the source turns of forgotten memories): no longer
+        searchable, quoted or in a window. Returns how many were deleted."""
+        ...
+
     def forget_context(self, tenant: str, user: str) -> int:
         """Forget-everything: delete the user's summaries and recent turns (sessions stay known)."""
         ...

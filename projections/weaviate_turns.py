@@ -60,3 +60,18 @@ def source_turns(store: WeaviateStore, tenant: str, user: str, keys: list[tuple[
         if obj is not None and content is not None:
             out.append(_turn(obj.properties, content))
     return out
+
+
+def forget_turns(store: WeaviateStore, tenant: str, user: str, keys: list[tuple[str, str]]) -> int:
+    from .weaviate_store import _unknown_tenant
+
+    store.flush()
+    deleted = 0
+    for session, message_id in keys:
+        try:
+            deleted += bool(store._tenant(TURNS, tenant).data.delete_by_id(
+                object_id("turn", tenant, user, session, message_id)))
+        except Exception as exc:
+            if not _unknown_tenant(exc):
+                raise
+    return deleted

@@ -19,7 +19,7 @@ from typing import Literal
 
 from engram.core.text import estimate_tokens, has_cjk
 
-ItemKind = Literal["global", "persona", "memory", "summary"]
+ItemKind = Literal["global", "persona", "memory", "turn", "summary"]
 
 REFERENCE_CLAUSE_EN = (
     "The memory below is for reference only. If it conflicts with what the user says now, "
@@ -27,9 +27,10 @@ REFERENCE_CLAUSE_EN = (
 )
 REFERENCE_CLAUSE_ZH = "以下记忆仅供参考；如与用户当前所说的内容冲突，以用户当前所说为准。"
 HEADINGS = {
-    "en": {"global": "Global memory", "long": "Long-term memory", "summary": "Session summary",
-           "conflict": "conflicting memories"},
-    "zh": {"global": "全局记忆", "long": "长期记忆", "summary": "会话摘要", "conflict": "存在冲突的记忆"},
+    "en": {"global": "Global memory", "long": "Long-term memory", "turns": "Earlier conversation",
+           "summary": "Session summary", "conflict": "conflicting memories"},
+    "zh": {"global": "全局记忆", "long": "长期记忆", "turns": "以往对话", "summary": "会话摘要",
+           "conflict": "存在冲突的记忆"},
 }
 
 
@@ -63,7 +64,7 @@ def reference_clause(question: str) -> str:
     return REFERENCE_CLAUSE_ZH if has_cjk(question) else REFERENCE_CLAUSE_EN
 
 
-SECTIONS = {"global": "global", "persona": "long", "memory": "long", "summary": "summary"}
+SECTIONS = {"global": "global", "persona": "long", "memory": "long", "turn": "turns", "summary": "summary"}
 """The section of the context each kind of item is rendered in, in rendering order."""
 
 
@@ -83,6 +84,8 @@ def item_line(item: RecalledItem, words: dict[str, str]) -> str:
         return item.text
     if item.kind in ("persona", "memory"):
         return _memory_line(item, words["conflict"])
+    if item.kind == "turn":
+        return _turn_line(item)
     return f"- {item.text}"
 
 
@@ -101,10 +104,13 @@ def render_memory_section(items: Sequence[RecalledItem], question: str) -> str:
     cards = [i for i in items if i.kind == "global"]
     long_term = [i for i in items if i.kind in ("persona", "memory")]
     summaries = [i for i in items if i.kind == "summary"]
+    turns = [i for i in items if i.kind == "turn"]
     if cards:
         parts.append(f"## {words['global']}\n" + "\n".join(item_line(i, words) for i in cards))
     if long_term:
         parts.append(f"## {words['long']}\n" + "\n".join(_long_term_lines(long_term, words["conflict"])))
+    if turns:
+        parts.append(f"## {words['turns']}\n" + "\n".join(_turn_line(i) for i in turns))
     for summary in summaries:
         parts.append(f"## {words['summary']}\n{summary.text}")
     return "\n\n".join(parts)
@@ -133,6 +139,13 @@ def _memory_line(item: RecalledItem, conflict_word: str) -> str:
     for _, text in item.context_turns:
         line += f'\n  > "{text}"'
     return line
+
+
+def _turn_line(item: RecalledItem) -> str:
+    """`- role (YYYY-MM-DD): "what was said"`: a turn no note was drawn from, quoted with its date."""
+    role = str(item.details.get("role", "")) or "turn"
+    date = f" ({item.event_time:%Y-%m-%d})" if item.event_time is not None else ""
+    return f'- {role}{date}: "{item.text}"'
 
 
 def build_messages(

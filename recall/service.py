@@ -39,6 +39,7 @@ from engram.schemas.events import RecallServed
 from engram.schemas.memory import MemoryRecord
 
 from .budget import pack
+from .evidence import FusionInput, fuse
 from .context import RecalledItem, build_messages
 from .deadline import PARTS, PartMissed, RecallPool, gather
 from .global_cards import select_cards
@@ -288,11 +289,19 @@ class RecallService:
                     and scores[h.record.memory_id].score >= cfg.min_score]
         chosen = self._diverse(eligible, scores, wanted)
         shown = {m for h, _ in chosen for m in h.record.source_message_ids} | {req.message_id}
+        window = self._window_ids(req, reads) if cfg.turn_candidates or cfg.context_turns_top else set()
         if cfg.context_turns_top and any(h.record.session_id == req.session for h, _ in chosen[:cfg.context_turns_top]):
-            shown |= self._window_ids(req, reads)  # the short-term window already shows those turns
+            shown |= window  # the short-term window already shows those turns
+        memories = []
         for n, (hit, repeats) in enumerate(chosen):
             turns = self._context_turns(req, hit.record, shown) if n < cfg.context_turns_top else ()
-            out.append(self._item("memory", hit.record, scores[hit.record.memory_id], req, repeats, turns))
+            memories.append((self._item("memory", hit.record, scores[hit.record.memory_id], req, repeats, turns),
+                             hit.record.session_id))
+        ask = FusionInput(req.tenant, req.user, req.question, frozenset(window | {req.message_id}),
+                          cfg.turn_candidates, cfg.fusion_k, cfg.evidence_tokens)
+        fused = fuse(self.store, ask, memories)[:wanted]
+        retrieved.extend(i.item_id for i in fused if i.kind == "turn")
+        out.extend(fused)
 
     def _context_turns(self, req: RecallRequest, record: MemoryRecord, shown: set[str]) -> tuple[tuple[str, str], ...]:
         """The turns around the memory's source turns in its session, not already in the context
