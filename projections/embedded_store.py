@@ -64,6 +64,8 @@ class EmbeddedStore:
         db.executescript(SCHEMA)
         if "context" not in {row[1] for row in db.execute("PRAGMA table_info(proj_memories)")}:
             db.execute("ALTER TABLE proj_memories ADD COLUMN context TEXT NOT NULL DEFAULT ''")  # older files
+        if "evidence" not in {row[1] for row in db.execute("PRAGMA table_info(proj_turns)")}:
+            db.execute("ALTER TABLE proj_turns ADD COLUMN evidence INTEGER NOT NULL DEFAULT 1")
 
     # -- memories -----------------------------------------------------------
     def upsert_memory(self, tenant: str, user: str, record: MemoryRecord, vector: np.ndarray,
@@ -98,7 +100,8 @@ class EmbeddedStore:
             )
             self._pending_memories.clear()
         if self._pending_turns:
-            self._db.executemany("INSERT OR IGNORE INTO proj_turns VALUES (?,?,?,?,?,?,?,?)", self._pending_turns)
+            self._db.executemany("INSERT OR IGNORE INTO proj_turns (tenant, user, session, message_id, position, role, "
+                                 "content, occurred_at) VALUES (?,?,?,?,?,?,?,?)", self._pending_turns)
             self._db.executemany("INSERT OR IGNORE INTO proj_sessions VALUES (?,?,?)",
                                  sorted({row[:3] for row in self._pending_turns}))
             self._pending_turns.clear()
@@ -278,19 +281,19 @@ class EmbeddedStore:
             index = TurnIndex()
             rows = self._db.execute(
                 "SELECT session, message_id, position, role, content, occurred_at FROM proj_turns "
-                "WHERE tenant=? AND user=? ORDER BY position", (tenant, user))
+                "WHERE tenant=? AND user=? AND evidence=1 ORDER BY position", (tenant, user))
             for session, m, p, role, c, t in rows:
                 index.put(RecentTurn(session, m, role, c, datetime.fromisoformat(t), p))
             self._turn_indexes[(tenant, user)] = index
         return index
 
-    def forget_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> int:
+    def withdraw_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> int:
         self.flush()
-        deleted = sum(self._db.execute("DELETE FROM proj_turns WHERE tenant=? AND user=? AND session=? AND "
-                                       "message_id=?", (tenant, user, session, message_id)).rowcount
-                      for session, message_id in keys)
-        self._drop_user_caches(tenant, user)
-        return deleted
+        found = sum(self._db.execute("UPDATE proj_turns SET evidence=0 WHERE tenant=? AND user=? AND session=? AND "
+                                     "message_id=?", (tenant, user, session, message_id)).rowcount
+                    for session, message_id in keys)
+        self._turn_indexes.pop((tenant, user), None)
+        return found
 
     def forget_context(self, tenant: str, user: str) -> int:
         """Delete the user's session summaries and recent-turn window; return the rows deleted."""

@@ -106,9 +106,9 @@ class MemoryStore(Protocol):
         """The recorded turns of those (session, message id) keys that exist (not forgotten), in order asked."""
         ...
 
-    def forget_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> int:
-        """Delete those (session, message id) turns (the source turns of forgotten memories): no longer
-        searchable, quoted or in a window. Returns how many were deleted."""
+    def withdraw_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> int:
+        """Those (session, message id) turns (the source turns of a forgotten memory) are evidence no more:
+        never searched or quoted again; the short-term window keeps them. Returns how many were found."""
         ...
 
     def forget_context(self, tenant: str, user: str) -> int:

@@ -97,15 +97,15 @@ class CurrentMemoryProjector:
                 del cache[key]
 
     def _forget_sources(self, event: ForgetRequested) -> None:
-        """A forgotten memory's source turns go too: they would otherwise bring back, quoted or searched,
-        what the user asked to forget."""
+        """A forgotten memory's source turns are evidence no more: quoted or searched they would bring back
+        what the user asked to forget (the session's short-term window keeps them: one forget is no reset)."""
         keys: list[tuple[str, str]] = []
         for memory_id in event.memory_ids:
             record = self.store.get_memory(event.tenant_id, event.user_id, memory_id)
             if record is not None:
                 keys.extend((record.session_id, m) for m in record.source_message_ids if m)
         if keys:
-            self.store.forget_turns(event.tenant_id, event.user_id, keys)
+            self.store.withdraw_turns(event.tenant_id, event.user_id, keys)
             for cache in (self._answers, self._said):
                 for _, message_id in keys:
                     cache.pop((event.tenant_id, event.user_id, message_id), None)

@@ -42,7 +42,7 @@ from .weaviate_sealing import SealedText
 from .ports import RecentTurn, SearchHit, TurnHit, canonical_hash, check_owner
 from .weaviate_schema import CARDS, COLLECTIONS, MEMORIES, SESSIONS, SUMMARIES, TURNS, USERS, collection_prefix, \
     add_turn_search_text, collection_specs, object_id, tenant_name
-from .weaviate_turns import forget_turns, search_turns, source_turns, turn_search_text
+from .weaviate_turns import search_turns, source_turns, turn_search_text, withdraw_turns
 
 log = logging.getLogger("engram.weaviate")
 _MARKERS = frozenset({USERS, SESSIONS})
@@ -302,8 +302,8 @@ class WeaviateStore:
         where = flt.all_of([flt.by_property("tenant_id").equal(tenant), flt.by_property("session_id").equal(session)])
         return sorted({o.properties["user_id"] for o in self._all(SESSIONS, tenant, where)})
 
-    def forget_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> int:
-        return forget_turns(self, tenant, user, keys)
+    def withdraw_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> int:
+        return withdraw_turns(self, tenant, user, keys)
 
     def forget_context(self, tenant: str, user: str) -> int:
         """Delete the user's session summaries and recent-turn window; return the objects deleted."""

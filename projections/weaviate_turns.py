@@ -10,6 +10,9 @@ from engram.core.text import terms
 from .ports import RecentTurn, TurnHit
 from .weaviate_schema import TURNS, object_id
 
+WITHDRAWN = "\u2205withdrawn"
+"""The `search_text` of a turn that is evidence no more (no query term matches it)."""
+
 if TYPE_CHECKING:
     from .weaviate_store import WeaviateStore
 
@@ -57,21 +60,23 @@ def source_turns(store: WeaviateStore, tenant: str, user: str, keys: list[tuple[
     for uid in ids:
         obj = found.get(uid)
         content = store.text.opened(TURNS, obj, "content") if obj is not None else None
-        if obj is not None and content is not None:
+        if obj is not None and content is not None and obj.properties.get("search_text") != WITHDRAWN:
             out.append(_turn(obj.properties, content))
     return out
 
 
-def forget_turns(store: WeaviateStore, tenant: str, user: str, keys: list[tuple[str, str]]) -> int:
+def withdraw_turns(store: WeaviateStore, tenant: str, user: str, keys: list[tuple[str, str]]) -> int:
+    """The turns lose their search terms and are marked withdrawn (`source_turns` skips them)."""
     from .weaviate_store import _unknown_tenant
 
     store.flush()
-    deleted = 0
+    found = 0
     for session, message_id in keys:
         try:
-            deleted += bool(store._tenant(TURNS, tenant).data.delete_by_id(
-                object_id("turn", tenant, user, session, message_id)))
+            store._tenant(TURNS, tenant).data.update(uuid=object_id("turn", tenant, user, session, message_id),
+                                                     properties={"search_text": WITHDRAWN})
+            found += 1
         except Exception as exc:
-            if not _unknown_tenant(exc):
+            if not _unknown_tenant(exc) and "not found" not in str(exc).lower():
                 raise
-    return deleted
+    return found

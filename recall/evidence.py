@@ -39,8 +39,9 @@ class FusionInput:
 def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[RecalledItem, str]]) -> list[RecalledItem]:
     """Memory items (each with its session id) in their ranked order, and the turns found for the question,
     as one ranking of distinct evidence, best first."""
+    quoted = ask.hidden | {m for item, _ in memories for m, _ in item.context_turns}  # shown already
     hits = [h for h in store.search_turns(ask.tenant, ask.user, ask.question, ask.turn_candidates)
-            if h.turn.message_id not in ask.hidden] if ask.turn_candidates else []
+            if h.turn.message_id not in quoted] if ask.turn_candidates else []
     owner = _source_owner(memories)
     scores: dict[int, float] = {n: 1.0 / (ask.k + n + 1) for n in range(len(memories))}
     turn_rank: dict[int, int] = {}
@@ -143,3 +144,22 @@ def best_sentences(text: str, focus: Iterable[str], limit: int, skip: frozenset[
 def _covered(quote: str, own: frozenset[str]) -> bool:
     """The quote says nothing the note does not (every term of it is in the note)."""
     return frozenset(terms(quote)) <= own
+
+
+def without_turns(items: Sequence[RecalledItem], shown: set[str]) -> list[RecalledItem]:
+    """The items without turns the context shows anyway (the short-term window): no turn item of them,
+    and a memory quotes none of them."""
+    if not shown:
+        return list(items)
+    out = []
+    for item in items:
+        if item.kind == "turn" and item.item_id in shown:
+            continue
+        if any(m in shown for m, _ in item.context_turns):
+            quoted = tuple((m, t) for m, t in item.context_turns if m not in shown)
+            details = {k: v for k, v in item.details.items()
+                       if k != "evidence" or not isinstance(v, dict) or v.get("message_id") not in shown}
+            item = replace(item, context_turns=quoted, details=details,
+                           tokens=estimate_tokens(item.text) + sum(estimate_tokens(t) for _, t in quoted))
+        out.append(item)
+    return out

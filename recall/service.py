@@ -39,7 +39,7 @@ from engram.schemas.events import RecallServed
 from engram.schemas.memory import MemoryRecord
 
 from .budget import pack
-from .evidence import FusionInput, fuse
+from .evidence import FusionInput, fuse, without_turns
 from .context import RecalledItem, build_messages
 from .deadline import PARTS, PartMissed, RecallPool, gather
 from .global_cards import select_cards
@@ -178,7 +178,8 @@ class RecallService:
                     gathered.extend(items)
                     retrieved.extend(ids)
             if session_known and "recent" in parts:
-                recent = parts["recent"]
+                recent = [{"role": t.role, "content": t.content} for t in parts["recent"]]
+                gathered = without_turns(gathered, {t.message_id for t in parts["recent"]})
         retrieval_ms = deadline.elapsed_ms()
         build_start = time.perf_counter()
         packing = pack(gathered, request.question, request.token_budget or self.config.recall.token_budget)
@@ -289,15 +290,14 @@ class RecallService:
                     and scores[h.record.memory_id].score >= cfg.min_score]
         chosen = self._diverse(eligible, scores, wanted)
         shown = {m for h, _ in chosen for m in h.record.source_message_ids} | {req.message_id}
-        window = self._window_ids(req, reads) if cfg.turn_candidates or cfg.context_turns_top else set()
         if cfg.context_turns_top and any(h.record.session_id == req.session for h, _ in chosen[:cfg.context_turns_top]):
-            shown |= window  # the short-term window already shows those turns
+            shown |= self._window_ids(req, reads)  # the short-term window already shows those turns
         memories = []
         for n, (hit, repeats) in enumerate(chosen):
             turns = self._context_turns(req, hit.record, shown) if n < cfg.context_turns_top else ()
             memories.append((self._item("memory", hit.record, scores[hit.record.memory_id], req, repeats, turns),
                              hit.record.session_id))
-        ask = FusionInput(req.tenant, req.user, req.question, frozenset(window | {req.message_id}),
+        ask = FusionInput(req.tenant, req.user, req.question, frozenset({req.message_id}),
                           cfg.turn_candidates, cfg.fusion_k, cfg.evidence_tokens)
         fused = fuse(self.store, ask, memories)[:wanted]
         retrieved.extend(i.item_id for i in fused if i.kind == "turn")
@@ -408,8 +408,8 @@ class RecallService:
                                 snapshot.source_message_ids, snapshot.occurred_at,
                                 details={"version": snapshot.version}))
 
-    def _recent(self, req: RecallRequest, reads: _Reads) -> list[dict[str, str]]:
-        return [{"role": t.role, "content": t.content} for t in self._window(req, reads)]
+    def _recent(self, req: RecallRequest, reads: _Reads) -> list[Any]:
+        return self._window(req, reads)
 
     def _window(self, req: RecallRequest, reads: _Reads) -> list[Any]:
         """The short-term window: the session's last turns, without the request's own."""
