@@ -22,6 +22,7 @@ key is gone reads as absent.
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -88,6 +89,8 @@ class WeaviateStore:
         self._other: dict[tuple[str, str], tuple[str, str, dict[str, Any], None, int]] = {}
         self._markers_written: set[str] = set()
         self._handles: dict[tuple[str, str], Any] = {}
+        self.last_turns: OrderedDict[tuple[str, str, str], RecentTurn] = OrderedDict()
+        """The latest turn written of each recent session: what the next turn answers (`weaviate_turns`)."""
         self.read_pool = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="engram-weaviate-read")
         """Reads are network round trips: the search's two halves, and RecallService's independent
         reads, overlap on this pool (the client is thread-safe); it lives as long as the connection."""
@@ -236,7 +239,7 @@ class WeaviateStore:
     def add_turn(self, tenant: str, user: str, turn: RecentTurn) -> None:
         props = {"tenant_id": tenant, "user_id": user, "session_id": turn.session_id, "message_id": turn.message_id,
                  "role": turn.role, "position": turn.position, "occurred_at": turn.occurred_at,
-                 "content": turn.content, "search_text": turn_search_text(self, tenant, turn.content)}
+                 "content": turn.content, "search_text": turn_search_text(self, tenant, user, turn)}
         uid = object_id("turn", tenant, user, turn.session_id, turn.message_id)
         self._queue(TURNS, tenant, user, uid, self.text.sealed(TURNS, uid, tenant, user, props, "content"), 0)
         self._queue(SESSIONS, tenant, user, object_id("session", tenant, user, turn.session_id),
@@ -309,6 +312,8 @@ class WeaviateStore:
         """Delete the user's session summaries and recent-turn window; return the objects deleted."""
         self.flush()
         forget_blind_cache()
+        for key in [k for k in self.last_turns if k[:2] == (tenant, user)]:
+            del self.last_turns[key]
         deleted = 0
         for collection in (SUMMARIES, TURNS):
             try:
@@ -427,6 +432,7 @@ class WeaviateStore:
         self._memories.clear()
         self._other.clear()
         self._markers_written.clear()
+        self.last_turns.clear()
 
     def clear(self) -> None:
         """Drop every Engram collection (a rebuild recreates them)."""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from engram.core.text import terms
 
 from .ports import RecentTurn, TurnHit
+from .turn_index import answered_turn, searchable_turn
 from .weaviate_schema import TURNS, object_id
 
 WITHDRAWN = "\u2205withdrawn"
@@ -17,8 +18,19 @@ if TYPE_CHECKING:
     from .weaviate_store import WeaviateStore
 
 
-def turn_search_text(store: WeaviateStore, tenant: str, content: str) -> str:
-    return " ".join(store._blind(tenant, list(terms(content))))
+REMEMBERED_SESSIONS = 100_000
+
+
+def turn_search_text(store: WeaviateStore, tenant: str, user: str, turn: RecentTurn) -> str:
+    """The blind terms of the turn and of the turn it answers (as the embedded `TurnIndex` indexes it)."""
+    key = (tenant, user, turn.session_id)
+    last = store.last_turns.get(key)
+    if last is None or turn.position > last.position:
+        store.last_turns[key] = turn
+        store.last_turns.move_to_end(key)
+        if len(store.last_turns) > REMEMBERED_SESSIONS:
+            store.last_turns.popitem(last=False)
+    return " ".join(store._blind(tenant, list(terms(searchable_turn(turn, answered_turn(last, turn))))))
 
 
 def search_turns(store: WeaviateStore, tenant: str, user: str, query: str, limit: int) -> list[TurnHit]:

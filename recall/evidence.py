@@ -34,6 +34,7 @@ class FusionInput:
     turn_candidates: int
     k: float
     evidence_tokens: int
+    turn_weight: float = 1.0
 
 
 def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[RecalledItem, str]]) -> list[RecalledItem]:
@@ -47,7 +48,7 @@ def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[Recalled
     turn_rank: dict[int, int] = {}
     loose: list[tuple[float, int, TurnHit]] = []
     for rank, hit in enumerate(hits):
-        share = 1.0 / (ask.k + rank + 1)
+        share = ask.turn_weight / (ask.k + rank + 1)
         n = owner.get(hit.turn.message_id)
         if n is None:
             loose.append((share, rank, hit))
