@@ -91,7 +91,9 @@ class RecallConfig(_Section):
     `turn_weight / (k + rank)`, so a turn no note was drawn from enters among the notes only when the
     keyword search ranks it well above them."""
     evidence_tokens: int = Field(default=60, ge=8)
-    """The sentences of a memory's source turn shown with it, or of a turn shown alone, at most this long."""
+    """The sentences of a memory's source turn shown with it, or of a turn shown alone, at most this long
+    for the best `evidence_top` items, half as long for the others (more distinct evidence fits)."""
+    evidence_top: int = Field(default=5, ge=0)
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self) -> "RecallConfig":

@@ -12,8 +12,9 @@ Nothing here knows a data set: it uses the question's terms, the turns' text and
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 from engram.core.text import clip_tokens, estimate_tokens, terms
 from engram.projections.ports import MemoryStore, RecentTurn, TurnHit
@@ -35,6 +36,9 @@ class FusionInput:
     k: float
     evidence_tokens: int
     turn_weight: float = 1.0
+    evidence_top: int = 5
+    """The best this many items quote up to `evidence_tokens`; the rest half as much (more distinct
+    evidence fits the budget)."""
 
 
 def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[RecalledItem, str]]) -> list[RecalledItem]:
@@ -57,16 +61,18 @@ def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[Recalled
             scores[n] += share
     sources = _source_texts(store, ask, memories, {h.turn.message_id: h.turn for h in hits})
     focus = frozenset(terms(ask.question))
-    ranked: list[tuple[float, int, RecalledItem]] = []
+    ranked: list[tuple[float, int, Callable[[int], RecalledItem]]] = []
     for n, (item, _) in enumerate(memories):
         details = {**item.details, "fusion": round(scores[n], 6), "memory_rank": n + 1}
         if n in turn_rank:
             details["turn_rank"] = turn_rank[n] + 1
-        ranked.append((scores[n], n, _with_evidence(replace(item, details=details), sources, focus, ask)))
+        shown = replace(item, details=details)
+        ranked.append((scores[n], n, partial(_with_evidence, shown, sources, focus)))
     for share, rank, hit in loose:
-        ranked.append((share, len(memories) + rank, turn_item(hit, rank, share, focus, ask.evidence_tokens)))
+        ranked.append((share, len(memories) + rank, partial(turn_item, hit, rank, share, focus)))
     ranked.sort(key=lambda entry: (-entry[0], entry[1]))
-    return [item for _, _, item in ranked]
+    return [build(ask.evidence_tokens if place < ask.evidence_top else ask.evidence_tokens // 2)
+            for place, (_, _, build) in enumerate(ranked)]
 
 
 def _source_owner(memories: Sequence[tuple[RecalledItem, str]]) -> dict[str, int]:
@@ -90,13 +96,13 @@ def _source_texts(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple
 
 
 def _with_evidence(item: RecalledItem, sources: dict[str, RecentTurn], focus: frozenset[str],
-                   ask: FusionInput) -> RecalledItem:
+                   limit: int) -> RecalledItem:
     """The memory with the sentence(s) of its source turn that hold its specifics, quoted beside it."""
     source = next((sources[m] for m in item.source_message_ids[:1] if m in sources), None)
     if source is None:
         return item
     own = frozenset(terms(item.text))
-    quote = best_sentences(source.content, focus | own, ask.evidence_tokens, skip=own)
+    quote = best_sentences(source.content, focus | own, limit, skip=own)
     if not quote or _covered(quote, own):
         return item
     quoted = ((source.message_id, quote), *item.context_turns)

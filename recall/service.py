@@ -298,7 +298,8 @@ class RecallService:
             memories.append((self._item("memory", hit.record, scores[hit.record.memory_id], req, repeats, turns),
                              hit.record.session_id))
         ask = FusionInput(req.tenant, req.user, req.question, frozenset({req.message_id}),
-                          cfg.turn_candidates, cfg.fusion_k, cfg.evidence_tokens, cfg.turn_weight)
+                          cfg.turn_candidates, cfg.fusion_k, cfg.evidence_tokens, cfg.turn_weight,
+                          cfg.evidence_top)
         fused = fuse(self.store, ask, memories)[:wanted]
         retrieved.extend(i.item_id for i in fused if i.kind == "turn")
         out.extend(fused)

@@ -78,7 +78,7 @@ def test_the_best_memory_shows_the_turn_it_answers_and_the_reply_when_asked(tmp_
     assert all(m in i.source_message_ids for i in memories[1:] for m, _ in i.context_turns)
     assert '  > "What did you get up to on the weekend with the kids?"' in result.memory_section
     ranked = ranked_items(result.items)
-    assert [sorted(r.provenance) for r in ranked[:4]] == [["d1"], ["d1"], ["d0"], ["d2"]]
+    assert [sorted(r.provenance) for r in ranked[:3]] == [["d1"], ["d0"], ["d2"]]
 
 
 def test_neighbour_turns_are_off_by_default_and_never_repeat_a_shown_turn(tmp_path: Path) -> None:
