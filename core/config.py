@@ -86,10 +86,9 @@ class RecallConfig(_Section):
     fusion_k: float = Field(default=10.0, gt=0.0)
     """Reciprocal rank fusion constant: a piece of evidence scores sum(1 / (k + rank)) over the rankings
     (memories, turns) it is found in."""
-    turn_weight: float = Field(default=0.5, ge=0.0)
+    turn_weight: float = Field(default=1.0, ge=0.0)
     """The turn ranking's weight in the fusion (the memories' is 1): a turn's share is
-    `turn_weight / (k + rank)`, so a turn no note was drawn from enters among the notes only when the
-    keyword search ranks it well above them."""
+    `turn_weight / (k + rank)`; below 1 a turn no note was drawn from needs a better rank to enter."""
     evidence_tokens: int = Field(default=60, ge=8)
     """The sentences of a memory's source turn shown with it, or of a turn shown alone, at most this long
     for the best `evidence_top` items, half as long for the others (more distinct evidence fits)."""
