@@ -13,6 +13,7 @@ from engram.runtime_port import MemoryRuntime, open_runtime
 from .guard import ASGIApp, Guard, Receive, Scope, Send
 from .http_app import Limits, create_app
 from .mcp_server import EngramMCP, create_mcp_http_app, mcp_keys
+from .mcp_stdio import run_stdio
 from .metrics import Metrics
 from .service import AccessService
 
@@ -94,6 +95,6 @@ def run_mcp_stdio(data: Path, tenant: str | None = None, env: Mapping[str, str] 
     principal = Principal(f"stdio:{tenant}", tenant=tenant) if tenant else LOCAL
     backend = open_runtime(data, env, serving=True)
     try:
-        anyio.run(EngramMCP(AccessService(backend), principal, tenant, user).server.run_stdio_async)
+        anyio.run(run_stdio, EngramMCP(AccessService(backend), principal, tenant, user).server)
     finally:
         backend.close()

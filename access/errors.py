@@ -66,6 +66,23 @@ class Conflict(AccessError):
         return {"error": {"code": self.code, "message": self.message, **self.details}}
 
 
+class InvalidTurns(BadRequest):
+    """Some turns of a batch were invalid and not recorded; the valid ones were (`details`: `turns`, each
+    with index, message_id, reason and message, and `ingested`, what was recorded)."""
+
+    status = 422
+    code = "invalid_turns"
+
+    def __init__(self, message: str, details: dict[str, Any], changes: list[Any] | None = None) -> None:
+        super().__init__(message)
+        self.details = details
+        self.changes = changes or []
+        """The memory changes the valid turns caused (`MemoryChange`)."""
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": self.message, **self.details}}
+
+
 class TooLarge(AccessError):
     """The request body or batch is larger than the configured limit."""
 
@@ -92,3 +109,17 @@ def unknown_session(tenant: str, user: str, session: str) -> NotFound:
 
 def unknown_memory(memory_id: str) -> NotFound:
     return NotFound(f"no active memory {memory_id!r} for this user", "unknown_memory")
+
+
+def invalid_input(errors: list[Any], limit: int = 5) -> BadRequest:
+    """A BadRequest `invalid_request` naming each invalid field: `user: must be ...; content: ...`.
+
+    `errors` are pydantic's `ValidationError.errors()`; the text is safe to send (no lone surrogate).
+    """
+    parts = []
+    for error in errors[:limit]:
+        location = ".".join(str(p) for p in error.get("loc", ())) or "value"
+        parts.append(f"{location}: {error.get('msg', 'invalid')}")
+    more = f" (and {len(errors) - limit} more)" if len(errors) > limit else ""
+    message = ("; ".join(parts) + more).encode("utf-8", "backslashreplace").decode("utf-8")
+    return BadRequest(message, "invalid_request")

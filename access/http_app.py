@@ -81,6 +81,7 @@ def create_server_app(backend: MemoryBackend, keys: KeyRing, limits: Limits | No
 
 
 def _error(status: int, code: str, message: str) -> JSONResponse:
+    message = message.encode("utf-8", "backslashreplace").decode("utf-8")  # never echo what cannot be sent
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
 
@@ -89,6 +90,7 @@ def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(AccessError)
     async def access_error(request: Request, exc: AccessError) -> JSONResponse:
         request.app.state.metrics.add(f"errors.{exc.code}")
+        exc.message = exc.message.encode("utf-8", "backslashreplace").decode("utf-8")
         return JSONResponse(exc.body(), status_code=exc.status,
                             headers={"WWW-Authenticate": "Bearer"} if exc.status == 401 else None)
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from engram.schemas.base import Identifier
+from engram.schemas.base import Identifier, check_utf8
 from engram.schemas.inputs import TurnInput
 from engram.schemas.memory import GlobalCard, MemoryRecord
 
@@ -31,6 +31,33 @@ __all__ = [
 class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _valid_utf8(cls, data: Any) -> Any:
+        """Every text of a request must be encodable as UTF-8 (a lone surrogate is refused here, not
+        met later by a hash, a log append or a JSON encoder)."""
+        for where, text in _texts(data, ()):
+            try:
+                check_utf8(text)
+            except ValueError as exc:
+                path = ".".join(where).encode("utf-8", "backslashreplace").decode("utf-8")
+                raise ValueError(f"{path or 'value'} {exc}") from None
+        return data
+
+
+def _texts(value: Any, where: tuple[str, ...]) -> list[tuple[tuple[str, ...], str]]:
+    """Every string in a JSON-like value (keys included), with its path."""
+    if isinstance(value, str):
+        return [(where, value)]
+    if isinstance(value, dict):
+        found = [(where, k) for k in value if isinstance(k, str)]
+        for key, item in value.items():
+            found += _texts(item, (*where, str(key)))
+        return found
+    if isinstance(value, (list, tuple)):
+        return [hit for i, item in enumerate(value) for hit in _texts(item, (*where, str(i)))]
+    return []
+
 
 class _Response(BaseModel):
     model_config = ConfigDict(extra="ignore")
@@ -46,7 +73,15 @@ class UserScope(_Request):
 class TurnBatch(_Request):
     """Several turns in one request (they may belong to several users of one tenant)."""
 
-    turns: list[TurnInput] = Field(min_length=1)
+    turns: list[dict[str, Any]] = Field(
+        min_length=1, json_schema_extra={"items": {"$ref": "#/components/schemas/TurnInput"}},
+        description="the turns (each a TurnInput); an invalid one is named in a 422 `invalid_turns` (its index "
+                    "and why) and the valid ones are recorded")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _valid_utf8(cls, data: Any) -> Any:
+        return data  # each turn is validated on its own (TurnInput refuses what cannot be encoded)
 
 
 class IngestResult(_Response):
@@ -217,7 +252,7 @@ class LineageTurn(_Response):
     session_id: str
     role: str
     at: datetime
-    content: str
+    content: str | None = Field(description="the turn's text; null once its user's memory was forgotten")
 
 
 class LineageStep(_Response):

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Literal, Union
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar, Union
 
+import anyio
+import anyio.to_thread
 from fastapi import APIRouter, Body, Depends, Path, Query, Request
 
 from pydantic import Discriminator, Tag
@@ -26,6 +29,7 @@ from .models import (
 )
 from .service import AccessService, search_response
 
+T = TypeVar("T")
 service_routes = APIRouter(tags=["service"])
 memory_routes = APIRouter(tags=["memory"])
 card_routes = APIRouter(prefix="/cards", tags=["global cards"])
@@ -35,11 +39,12 @@ def _client_host(request: Request) -> str | None:
     return request.client.host if request.client else None
 
 
-def principal(request: Request) -> Principal:
+async def principal(request: Request) -> Principal:
     """The caller, from `Authorization: Bearer <key>` or `X-API-Key` (open mode: loopback only).
 
     In open mode the Host header must name a loopback address too: a page on another site whose name
-    was rebound to 127.0.0.1 (DNS rebinding) sends its own host name and is refused.
+    was rebound to 127.0.0.1 (DNS rebinding) sends its own host name and is refused. The dependencies
+    are `async` (they do no I/O): a sync one would cost each request a hop to the thread pool.
     """
     keys = request.app.state.keys
     if keys.open and not host_is_loopback(request.headers):
@@ -48,11 +53,11 @@ def principal(request: Request) -> Principal:
     return keys.principal(token_from_headers(request.headers), _client_host(request))
 
 
-def access_service(request: Request) -> AccessService:
+async def access_service(request: Request) -> AccessService:
     return request.app.state.access
 
 
-def card_service(request: Request) -> CardService:
+async def card_service(request: Request) -> CardService:
     return request.app.state.cards
 
 
@@ -97,13 +102,27 @@ def metrics(who: Who, access: Access) -> MetricsInfo:
 @memory_routes.post("/turns", response_model=IngestResult, summary="Ingest one turn or a batch {turns: [...]}",
                     responses={409: {"description": "a message id was re-sent with other content (`error.turns` "
                                                     "names each such turn; the other turns were ingested)"}})
-def post_turns(body: Annotated[OneOrMany, Body()], who: Who, access: Access,
-               request: Request) -> IngestResult:
-    turns = body.turns if isinstance(body, TurnBatch) else [body]
+async def post_turns(body: Annotated[OneOrMany, Body()], who: Who, access: Access,
+                     request: Request) -> IngestResult:
+    turns: list[TurnInput | dict[str, Any]] = list(body.turns) if isinstance(body, TurnBatch) else [body]
     limit = request.app.state.limits.max_batch_turns
     if len(turns) > limit:
         raise TooLarge(f"a batch holds at most {limit} turns, got {len(turns)}", "batch_too_large")
-    return access.ingest(who, turns)
+    return await in_writer(request, access.ingest, who, turns)
+
+
+WRITER_THREADS = 2
+"""Threads writes (ingest, feedback, user controls) may run on at once. The runtime serialises writes
+anyway: those beyond these wait here, holding no thread of the shared pool, so reads (recall, search,
+listings) never queue behind them."""
+
+
+async def in_writer(request: Request, call: Callable[..., T], *args: Any) -> T:
+    """`call(*args)` on one of the writer's threads (ingest, feedback, the user controls)."""
+    limiter = getattr(request.app.state, "writer_threads", None)
+    if limiter is None:
+        limiter = request.app.state.writer_threads = anyio.CapacityLimiter(WRITER_THREADS)
+    return await anyio.to_thread.run_sync(call, *args, limiter=limiter)
 
 
 @memory_routes.post("/recall", response_model=RecallResponse, summary="Assemble the memory context")
@@ -121,8 +140,8 @@ def post_search(body: SearchQuery, who: Who, access: Access) -> SearchResponse:
 
 
 @memory_routes.post("/feedback", response_model=FeedbackResult, summary="Good/bad verdict on one recall")
-def post_feedback(body: FeedbackRequest, who: Who, access: Access) -> FeedbackResult:
-    return access.feedback(who, body)
+async def post_feedback(body: FeedbackRequest, who: Who, access: Access, request: Request) -> FeedbackResult:
+    return await in_writer(request, access.feedback, who, body)
 
 
 @memory_routes.get("/sessions/{session}/summary", response_model=SummarySnapshotted,
@@ -153,29 +172,31 @@ def get_lineage(memory_id: ItemId, tenant: Tenant, user: User, who: Who, access:
 
 
 @memory_routes.post("/memories/{memory_id}/correct", response_model=ControlResult)
-def correct(memory_id: ItemId, body: CorrectionBody, who: Who, access: Access) -> ControlResult:
-    return access.correct(who, body.tenant, body.user, memory_id, body.content)
+async def correct(memory_id: ItemId, body: CorrectionBody, who: Who, access: Access,
+                  request: Request) -> ControlResult:
+    return await in_writer(request, access.correct, who, body.tenant, body.user, memory_id, body.content)
 
 
 @memory_routes.post("/memories/{memory_id}/pin", response_model=ControlResult)
-def pin(memory_id: ItemId, body: UserScope, who: Who, access: Access) -> ControlResult:
-    return access.pin(who, body.tenant, body.user, memory_id, True)
+async def pin(memory_id: ItemId, body: UserScope, who: Who, access: Access, request: Request) -> ControlResult:
+    return await in_writer(request, access.pin, who, body.tenant, body.user, memory_id, True)
 
 
 @memory_routes.post("/memories/{memory_id}/unpin", response_model=ControlResult)
-def unpin(memory_id: ItemId, body: UserScope, who: Who, access: Access) -> ControlResult:
-    return access.pin(who, body.tenant, body.user, memory_id, False)
+async def unpin(memory_id: ItemId, body: UserScope, who: Who, access: Access, request: Request) -> ControlResult:
+    return await in_writer(request, access.pin, who, body.tenant, body.user, memory_id, False)
 
 
 @memory_routes.delete("/memories/{memory_id}", response_model=ControlResult, summary="Forget one memory")
-def forget_one(memory_id: ItemId, tenant: Tenant, user: User, who: Who, access: Access) -> ControlResult:
-    return access.forget_one(who, tenant, user, memory_id)
+async def forget_one(memory_id: ItemId, tenant: Tenant, user: User, who: Who, access: Access,
+                     request: Request) -> ControlResult:
+    return await in_writer(request, access.forget_one, who, tenant, user, memory_id)
 
 
 @memory_routes.post("/forget", response_model=ControlResult,
                     summary="Forget memories by id, by topic text, or everything")
-def forget(body: ForgetBody, who: Who, access: Access) -> ControlResult:
-    return access.forget(who, body)
+async def forget(body: ForgetBody, who: Who, access: Access, request: Request) -> ControlResult:
+    return await in_writer(request, access.forget, who, body)
 
 
 # -- global cards ----------------------------------------------------------------------------

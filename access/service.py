@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any, Literal
 
 from engram.core.embedding import embed_text
+from engram.core.text import has_visible, strip_control
 from engram.projections.ports import MemoryStore, SearchHit
 from engram.recall.deadline import PARTS
 from engram.recall.service import RecallRequest, RecallResult
@@ -28,6 +29,8 @@ from engram.schemas.events import (
     CorrectionRequested, FeedbackGiven, ForgetRequested, MemoryChanged, PinRequested, RecallServed,
     SummarySnapshotted,
 )
+from pydantic import ValidationError
+
 from engram.runtime.engine import IngestReport
 from engram.schemas.inputs import IngestIssue, TurnInput
 from engram.streams.forget import select_forget_targets
@@ -35,7 +38,8 @@ from engram.schemas.memory import MemoryRecord
 
 from .auth import Principal
 from .backend import MemoryBackend
-from .errors import Conflict, NotFound, unknown_memory, unknown_session, unknown_user
+from .errors import BadRequest, Conflict, InvalidTurns, NotFound, invalid_input, unknown_memory, unknown_session, \
+    unknown_user
 from .metrics import Metrics
 from .models import (
     ChatMessage, ControlResult, FeedbackRequest, FeedbackResult, ForgetBody, IngestResult, LineageStep,
@@ -46,6 +50,9 @@ log = logging.getLogger("engram.access")
 Clock = Callable[[], datetime]
 StatusFilter = Literal["active", "all"]
 ALL_STATUSES = ("active", "replaced", "retired", "archived")
+FORGETTABLE = ("active", "archived")
+MIN_PREFIX = 4
+"""A memory id may be given by a unique prefix of at least this many characters (as listings show them)."""
 
 
 def utc_now() -> datetime:
@@ -84,25 +91,44 @@ class AccessService:
         self.backend.read(_session_check(tenant, user, session))
 
     def _active(self, tenant: str, user: str, memory_id: str) -> MemoryRecord:
-        record = self.backend.read(lambda store: store.get_memory(tenant, user, memory_id))
-        if record is None or record.status != "active":
-            raise unknown_memory(memory_id)
-        return record
+        """The active memory of that id or unique prefix (BadRequest / NotFound as `resolve_id`)."""
+        return self._resolved(tenant, user, memory_id, ("active",))
+
+    def _resolved(self, tenant: str, user: str, given: str, statuses: tuple[str, ...]) -> MemoryRecord:
+        """The memory `given` names, by its id or a unique prefix of one, among those statuses."""
+        record = self.backend.read(lambda store: store.get_memory(tenant, user, given))
+        if record is not None and record.status in statuses:
+            return record
+        records = self.backend.read(lambda store: store.list_memories(tenant, user, statuses))
+        full = resolve_id(given, [r.memory_id for r in records])
+        return next(r for r in records if r.memory_id == full)
 
     # -- ingest and recall ------------------------------------------------------------
-    def ingest(self, who: Principal, turns: Sequence[TurnInput]) -> IngestResult:
+    def ingest(self, who: Principal, turns: Sequence[TurnInput | Mapping[str, Any]]) -> IngestResult:
         return self.record(who, turns)[0]
 
-    def record(self, who: Principal, turns: Sequence[TurnInput]) -> tuple[IngestResult, list[MemoryChange]]:
-        """Ingest, and the memory changes the turns caused (with their text)."""
+    def record(self, who: Principal, items: Sequence[TurnInput | Mapping[str, Any] | Refused],
+               ) -> tuple[IngestResult, list[MemoryChange]]:
+        """Ingest, and the memory changes the turns caused (with their text).
+
+        Each item is validated on its own: the valid ones are recorded even when others are not
+        (InvalidTurns then names each invalid one by its index, with what was recorded).
+        """
+        turns, positions, invalid = parse_turns(items)
         for turn in turns:
             who.check_tenant(turn.tenant)
-        report = self.backend.ingest(turns)
+        report = self.backend.ingest(turns) if turns else IngestReport()
+        report.issues = sorted([replace(i, index=positions[i.index]) for i in report.issues] + invalid,
+                               key=lambda i: i.index)
+        report.received = len(items)
         self.metrics.add("turns.received", report.received)
         self.metrics.add("turns.appended", report.appended)
         result = IngestResult(received=report.received, appended=report.appended, duplicates=report.duplicates,
                               events=dict(report.events), warnings=[_numbered(i) for i in report.issues
                                                                     if not i.is_error])
+        if invalid:
+            self.metrics.add("turns.invalid", len(invalid))
+            raise ingest_refusal(report, result, InvalidTurns)
         if report.rejected:
             self.metrics.add("turns.conflicts", report.conflicts)
             raise ingest_conflict(report, result)
@@ -189,13 +215,14 @@ class AccessService:
 
     def memory(self, who: Principal, tenant: str, user: str, memory_id: str) -> MemoryRecord:
         self.require_user(who, tenant, user)
-        record = self.backend.read(lambda store: store.get_memory(tenant, user, memory_id))
-        if record is None:
-            raise NotFound(f"no memory {memory_id!r} for this user", "unknown_memory")
-        return record
+        return self._resolved(tenant, user, memory_id, ALL_STATUSES)
 
     def lineage(self, who: Principal, tenant: str, user: str, memory_id: str) -> list[LineageStep]:
         self.require_user(who, tenant, user)
+        try:
+            memory_id = self._resolved(tenant, user, memory_id, ALL_STATUSES).memory_id
+        except NotFound:
+            pass  # a forgotten memory has no row any more: its full id still finds its lineage
         steps = self.backend.lineage(tenant, user, memory_id)
         if not steps:
             raise NotFound(f"no memory {memory_id!r} was ever recorded for this user", "unknown_memory")
@@ -223,22 +250,29 @@ class AccessService:
     # -- user controls -------------------------------------------------------------------
     def correct(self, who: Principal, tenant: str, user: str, memory_id: str, content: str) -> ControlResult:
         self.require_user(who, tenant, user)
-        self._active(tenant, user, memory_id)
+        content = strip_control(content).strip()
+        if not has_visible(content):
+            raise BadRequest("the correction has no visible characters (control and invisible formatting "
+                             "characters are stripped)", "invalid_request")
+        memory_id = self._active(tenant, user, memory_id).memory_id
         return self._command(CorrectionRequested, tenant, user, memory_id=memory_id, content=content)
 
     def pin(self, who: Principal, tenant: str, user: str, memory_id: str, pinned: bool = True) -> ControlResult:
         self.require_user(who, tenant, user)
-        self._active(tenant, user, memory_id)
+        memory_id = self._active(tenant, user, memory_id).memory_id
         return self._command(PinRequested, tenant, user, memory_id=memory_id, pinned=pinned)
 
     def forget_one(self, who: Principal, tenant: str, user: str, memory_id: str) -> ControlResult:
         self.require_user(who, tenant, user)
-        self._active(tenant, user, memory_id)
+        memory_id = self._active(tenant, user, memory_id).memory_id
         return self._command(ForgetRequested, tenant, user, memory_ids=(memory_id,))
 
     def forget(self, who: Principal, body: ForgetBody) -> ControlResult:
         """Forget memories by id, by topic text, or everything (also summaries and the recent window)."""
         self.require_user(who, body.tenant, body.user)
+        if body.memory_ids:  # ids or unique prefixes of memories that can be forgotten; an unknown one is a 404
+            full = [self._resolved(body.tenant, body.user, m, FORGETTABLE).memory_id for m in body.memory_ids]
+            body = body.model_copy(update={"memory_ids": full})
         if body.dry_run:
             return self._forget_preview(body)
         return self._command(ForgetRequested, body.tenant, body.user, memory_ids=tuple(body.memory_ids),
@@ -264,20 +298,77 @@ class AccessService:
         return control_result(changes)
 
 
+def resolve_id(given: str, known: Sequence[str]) -> str:
+    """`given` itself if known, else the one known id it starts.
+
+    NotFound `unknown_memory` when none matches, BadRequest `prefix_too_short` for a prefix shorter
+    than MIN_PREFIX, `ambiguous_id` when several match.
+    """
+    if given in known:
+        return given
+    if len(given) < MIN_PREFIX:
+        raise BadRequest(f"memory id prefix {given!r} is too short: give at least {MIN_PREFIX} characters "
+                         "(or the full id)", "prefix_too_short")
+    matches = [k for k in known if k.startswith(given)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise BadRequest(f"memory id prefix {given!r} matches {len(matches)} memories: give more of it",
+                         "ambiguous_id")
+    raise unknown_memory(given)
+
+
 def _numbered(issue: IngestIssue) -> str:
     return f"turn {issue.index}: {issue.message}"
 
 
 def ingest_conflict(report: IngestReport, result: IngestResult) -> Conflict:
     """409 naming every turn not recorded (index in the request); the other turns were ingested."""
+    message, details = _refusal(report, result)
+    return Conflict(message, "message_id_conflict", details=details)
+
+
+def ingest_refusal(report: IngestReport, result: IngestResult, kind: type[InvalidTurns]) -> InvalidTurns:
+    """422 `invalid_turns` naming every turn not recorded (index in the request); the others were ingested."""
+    return kind(*_refusal(report, result), changes=control_result(report.changes).changes)
+
+
+def _refusal(report: IngestReport, result: IngestResult) -> tuple[str, dict[str, Any]]:
     rejected = [i for i in report.issues if i.is_error]
     message = (f"{len(rejected)} of {report.received} turn(s) not recorded: "
                + "; ".join(_numbered(i) for i in rejected[:5]) + ("; ..." if len(rejected) > 5 else "")
                + f". The other turns were ingested ({report.appended} new, {report.duplicates} already known).")
-    return Conflict(message, "message_id_conflict", details={
+    return message, {
         "turns": [{"index": i.index, "message_id": i.message_id, "reason": i.kind, "message": i.message}
                   for i in rejected],
-        "ingested": result.model_dump(mode="json")})
+        "ingested": result.model_dump(mode="json")}
+
+
+@dataclass(frozen=True)
+class Refused:
+    """An item a door already found invalid (`message` says why, in the door's own words)."""
+
+    message: str
+    message_id: str = ""
+
+
+def parse_turns(items: Sequence[TurnInput | Mapping[str, Any] | Refused]) -> tuple[list[TurnInput], list[int], list[IngestIssue]]:
+    """(valid turns, their positions in `items`, an `invalid` issue for each item that is not a turn)."""
+    turns: list[TurnInput] = []
+    positions: list[int] = []
+    invalid: list[IngestIssue] = []
+    for index, item in enumerate(items):
+        if isinstance(item, Refused):
+            invalid.append(IngestIssue(index, "invalid", item.message_id, item.message))
+            continue
+        try:
+            turns.append(item if isinstance(item, TurnInput) else TurnInput.model_validate(item))
+            positions.append(index)
+        except ValidationError as exc:
+            message_id = item.get("message_id") if isinstance(item, Mapping) else None
+            invalid.append(IngestIssue(index, "invalid", message_id if isinstance(message_id, str) else "",
+                                       invalid_input(exc.errors()).message))
+    return turns, positions, invalid
 
 
 def _session_check(tenant: str, user: str, session: str) -> Callable[[MemoryStore], None]:

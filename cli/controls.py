@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import click
@@ -21,7 +22,8 @@ from engram.access.models import ControlResult, ForgetBody
 from engram.access.service import AccessService
 from engram.memory import resolve_id
 from engram.recall.service import RecallRequest
-from engram.runtime_port import MemoryRuntime, open_runtime
+from engram.runtime.folder_lock import folder_locked
+from engram.runtime_port import DataDirBusy, MemoryRuntime, open_runtime
 
 from . import render
 
@@ -44,8 +46,9 @@ CLI_RECALL_DEADLINE_MS = 10_000.0
 def opened(ctx: click.Context, writes: bool = False) -> Iterator[AccessService]:
     """The access use cases over the runtime ENGRAM_RUNTIME names; refusals become one-line errors.
 
-    A command that `writes` (correct, pin, forget) takes the data folder's serving lock, so it
-    is refused while `engram serve`/`engram mcp` holds the folder (whose caches it would outdate).
+    Every command takes an embedded data folder's lock, reads too (a recall logs its observation, and
+    opening the runtime may finish a forget): beside `engram serve`, `engram mcp` or another command it
+    is refused, naming that process, instead of writing beside it. `writes` is kept for the callers.
     """
     with runtime_for(ctx, writes) as backend:
         yield AccessService(backend)
@@ -66,6 +69,16 @@ def runtime_for(ctx: click.Context, writes: bool = False) -> Iterator[MemoryRunt
         raise click.ClickException(error.message) from None
     finally:
         backend.close()
+
+
+@contextmanager
+def locked_folder(data: Path | str) -> Iterator[None]:
+    """Hold the data folder's lock (runtime/folder_lock.py) for a command that opens the runtime itself."""
+    try:
+        with folder_locked(Path(data)):
+            yield
+    except DataDirBusy as busy:
+        raise click.ClickException(busy.message) from None
 
 
 def emit_json(value: object) -> None:

@@ -12,6 +12,7 @@ from engram.recall.service import RecallRequest
 from engram.runtime.engine import EmbeddedRuntime
 
 from . import render
+from .controls import locked_folder
 from .ingest_file import ingest_file
 
 QUESTIONS = (
@@ -27,7 +28,7 @@ def _heading(text: str) -> None:
 def run_demo(data: Path) -> None:
     sample = resources.files("engram.cli").joinpath("demo.jsonl")
     click.echo(f"data folder: {data}")
-    with resources.as_file(sample) as path, EmbeddedRuntime(data) as runtime:
+    with locked_folder(data), resources.as_file(sample) as path, EmbeddedRuntime(data) as runtime:
         _heading(f"ingest {path.name}")
         click.echo(render.ingest_summary(ingest_file(runtime, str(path), show_progress=False)))
         for user, agent, session, question in QUESTIONS:

@@ -14,6 +14,8 @@ import orjson
 
 from engram.runtime.choice import runtime_kind
 from engram.runtime.engine import EmbeddedRuntime, GovernReport
+from engram.runtime.folder_lock import folder_locked
+from engram.runtime_port import DataDirBusy
 
 
 @click.command()
@@ -35,8 +37,12 @@ def govern(ctx: click.Context, as_of: datetime | None, dry_run: bool, tenant: st
     if kind == "distributed":
         raise click.ClickException("on the distributed runtime the workers' timer governs "
                                    "(engram worker --governance-interval SECONDS)")
-    with EmbeddedRuntime(Path(ctx.obj["data"])) as runtime:
-        report = runtime.govern(as_of, dry_run=dry_run, tenant=tenant, user=user)
+    data = Path(ctx.obj["data"])
+    try:
+        with folder_locked(data), EmbeddedRuntime(data) as runtime:
+            report = runtime.govern(as_of, dry_run=dry_run, tenant=tenant, user=user)
+    except DataDirBusy as busy:
+        raise click.ClickException(busy.message) from None
     if as_json:
         click.echo(orjson.dumps(report_dict(report), option=orjson.OPT_INDENT_2).decode())
         return

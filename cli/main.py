@@ -20,7 +20,7 @@ from engram.runtime.choice import runtime_kind
 from engram.runtime.engine import EmbeddedRuntime
 
 from . import render
-from .controls import register as register_controls, runtime_for
+from .controls import locked_folder, register as register_controls, runtime_for
 from .govern import register as register_govern
 from .ingest_file import ingest_file
 from .serve import register as register_serve
@@ -111,7 +111,7 @@ def replay_weaviate(data: Path) -> None:
     from engram.projections.rebuild import rebuild_store
     from engram.projections.weaviate_store import WeaviateStore
 
-    with EmbeddedRuntime(data) as runtime:
+    with locked_folder(data), EmbeddedRuntime(data) as runtime:
         store = WeaviateStore.connect(os.environ["ENGRAM_WEAVIATE_URL"],
                                       int(os.environ.get("ENGRAM_WEAVIATE_GRPC_PORT", "50051")),
                                       runtime.ctx.embedder.model_id)

@@ -36,6 +36,7 @@ from engram.runtime.erasure import open_cipher
 from engram.runtime.log import EventLog, open_database
 
 from . import render
+from .controls import locked_folder
 from .extras import missing_extra
 
 MAX_CELL = 80
@@ -214,7 +215,7 @@ def replay_clickhouse(data: Path) -> None:
     means the incrementally written analytics equal a from-scratch rebuild.
     """
     _log_database(data).close()
-    with EmbeddedRuntime(data, analytics="off") as runtime:
+    with locked_folder(data), EmbeddedRuntime(data, analytics="off") as runtime:
         runtime.pump()
         analytics = LogAnalytics.open(data, runtime.log)
         try:

@@ -41,7 +41,8 @@ SHREDDED_TEXT = "[forgotten]"
 SHREDDED_MARK = "shredded"
 
 _RECORD = ("content", "topic", "entities", "keywords")
-_CARD = ("name", "profile", "long_term_goal", "preferences", "extra_notes", "tags", "folder")
+_CARD = ("name", "profile", "long_term_goal", "preferences", "preferred_language", "answer_style", "extra_notes",
+         "tags", "folder")
 SEALED_FIELDS: dict[str, tuple[str, ...]] = {
     "TurnRecorded": ("content", "metadata"),
     "MemoryProposed": tuple(f"candidate.{f}" for f in _RECORD),

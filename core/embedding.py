@@ -152,6 +152,13 @@ def calibrated(config: "EngramConfig", embedder: Embedder) -> "EngramConfig":
     return config.model_copy(update={"merge": merge, "recall": recall})
 
 
+def warm_up(embedder: Embedder) -> None:
+    """Load a model that loads lazily (USE: about a second) now, at open, not on the first request."""
+    warm = getattr(embedder, "warm", None)
+    if warm is not None:
+        warm()
+
+
 def embed_text(embedder: Embedder, text: str) -> np.ndarray:
     """One vector, through the embedder's single-text cache when it has one."""
     one = getattr(embedder, "embed_one", None)

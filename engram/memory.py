@@ -20,19 +20,25 @@ from __future__ import annotations
 import os
 import uuid
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import TypeAdapter, ValidationError
+
 from engram.access.auth import LOCAL
-from engram.access.errors import BadRequest, NotFound
+from engram.access.errors import BadRequest, InvalidTurns, NotFound, invalid_input
+from engram.access.models import MemoryChange
 from engram.access.models import ForgetBody, LineageStep, RecallQuery, RecallResponse, SearchMatch
-from engram.access.service import AccessService, search_response
+from engram.access.service import AccessService, Refused, resolve_id, search_response
 from engram.runtime_port import MemoryRuntime, open_runtime
+from engram.schemas.base import Identifier, check_utf8
 from engram.schemas.inputs import TurnInput
 from engram.schemas.memory import MemoryRecord
 
+_IDENTIFIER: TypeAdapter[str] = TypeAdapter(Identifier)
 Message = str | Mapping[str, Any]
 DEFAULT_DATA = Path.home() / ".engram"
 
@@ -73,27 +79,35 @@ class Memory:
         """Record chat messages (a string, a {"role", "content"} dict, or a list of them); return what changed.
 
         A dict may carry `message_id`: sending the same id again records nothing (safe retries).
+        Each message is validated on its own: when some are invalid the valid ones are still recorded
+        and InvalidTurns (a BadRequest) names each invalid one by its position (`details["turns"]`);
+        its `remembered` lists what the valid ones changed.
         """
         items = [messages] if isinstance(messages, (str, Mapping)) else list(messages)
         turns = [self._turn(user, item, session, agent, tenant) for item in items]
         if not turns:
             return []
-        _, changes = self.access.record(LOCAL, turns)
-        return [Remembered(c.memory_id, c.after if c.after is not None else (c.before or ""), c.change,
-                           c.before if c.before != c.after else None) for c in changes]
+        try:
+            _, changes = self.access.record(LOCAL, turns)
+        except InvalidTurns as invalid:
+            invalid.remembered = [_remembered(c) for c in invalid.changes]  # type: ignore[attr-defined]
+            raise
+        return [_remembered(c) for c in changes]
 
     def _turn(self, user: str, item: Message, session: str | None, agent: str | None,
-              tenant: str | None) -> TurnInput:
+              tenant: str | None) -> dict[str, Any] | Refused:
+        """The turn as the HTTP API takes it (validated with the others by the access service)."""
         body: Mapping[str, Any] = {"role": "user", "content": item} if isinstance(item, str) else item
+        if not isinstance(body, Mapping):
+            return Refused(f"a message is a string or a dict, not {type(body).__name__}")
         unknown = set(body) - {"role", "content", "message_id", "ts", "metadata"}
         if unknown:
-            raise BadRequest(f"a message has role, content and optionally message_id, ts, metadata; "
-                             f"not {', '.join(sorted(unknown))}")
-        return TurnInput.model_validate({
-            "tenant": tenant or self.tenant, "user": user, "agent": agent or self.agent,
-            "session": session or self.session, "role": body.get("role", "user"), "content": body.get("content"),
-            "message_id": body.get("message_id") or str(uuid.uuid4()),
-            **{k: body[k] for k in ("ts", "metadata") if k in body}})
+            return Refused(f"a message has role, content and optionally message_id, ts, metadata; "
+                           f"not {', '.join(sorted(unknown))}")
+        return {"tenant": tenant or self.tenant, "user": user, "agent": agent or self.agent,
+                "session": session or self.session, "role": body.get("role", "user"), "content": body.get("content"),
+                "message_id": body.get("message_id") or str(uuid.uuid4()),
+                **{k: body[k] for k in ("ts", "metadata") if k in body}}
 
     # -- read -----------------------------------------------------------------------
     def recall(self, user: str, question: str, *, session: str | None = None, agent: str | None = None,
@@ -103,13 +117,15 @@ class Memory:
 
         A new session gets the user's long-term memory (`session_known` false); a new user an empty context.
         """
-        query = RecallQuery(tenant=tenant or self.tenant, user=user, agent=agent or self.agent,
-                            session=session or self.session, question=question, system_prompt=system_prompt,
-                            token_budget=token_budget, deadline_ms=deadline_ms)
+        with validated():
+            query = RecallQuery(tenant=tenant or self.tenant, user=user, agent=agent or self.agent,
+                                session=session or self.session, question=question, system_prompt=system_prompt,
+                                token_budget=token_budget, deadline_ms=deadline_ms)
         return self.access.recall(LOCAL, query)
 
     def memories(self, user: str, *, tenant: str | None = None, include_all: bool = False) -> list[MemoryRecord]:
         """What is remembered about the user (active memories; `include_all` adds replaced and retired ones)."""
+        check_inputs({"tenant": tenant, "user": user})
         try:
             return self.access.memories(LOCAL, tenant or self.tenant, user, "all" if include_all else "active")
         except NotFound as missing:
@@ -119,6 +135,7 @@ class Memory:
 
     def search(self, user: str, query: str, *, limit: int = 10, tenant: str | None = None) -> list[SearchMatch]:
         """The user's memories matching `query` by meaning and keywords, best first."""
+        check_inputs({"tenant": tenant, "user": user}, {"query": query})
         found = self.access.search(LOCAL, tenant or self.tenant, user, None, query, limit)
         return search_response(found).results
 
@@ -132,6 +149,7 @@ class Memory:
                tenant: str | None = None) -> list[Remembered]:
         """Forget one memory (id or unique id prefix), every memory about a topic, or everything."""
         t = tenant or self.tenant
+        check_inputs({"tenant": t, "user": user}, {"memory_id": memory_id, "topic": topic})
         if sum((memory_id is not None, bool(topic.strip()), everything)) != 1:
             raise BadRequest("give exactly one of memory_id, topic or everything=True")
         ids = [self.resolve(user, memory_id, tenant=t)] if memory_id is not None else []
@@ -142,6 +160,7 @@ class Memory:
     def correct(self, user: str, memory_id: str, text: str, *, tenant: str | None = None) -> list[Remembered]:
         """Replace a memory's content with what the user says is right."""
         t = tenant or self.tenant
+        check_inputs({"tenant": t, "user": user}, {"memory_id": memory_id, "text": text})
         result = self.access.correct(LOCAL, t, user, self.resolve(user, memory_id, tenant=t), text)
         return [Remembered(c.memory_id, c.after or "", c.change, c.before) for c in result.changes]
 
@@ -155,6 +174,7 @@ class Memory:
                 status: Literal["active", "all"] = "active") -> str:
         """A full memory id from an id or a unique prefix of one (as the CLI lists them)."""
         t = tenant or self.tenant
+        check_inputs({"tenant": t, "user": user}, {"memory_id": memory_id})
         records = self.memories(user, tenant=t, include_all=status == "all")
         return resolve_id(memory_id, [r.memory_id for r in records])
 
@@ -168,17 +188,34 @@ class Memory:
         self.close()
 
 
-def resolve_id(given: str, known: Sequence[str]) -> str:
-    """`given` itself if known, else the one known id it starts; NotFound / BadRequest otherwise."""
-    if given in known:
-        return given
-    matches = [k for k in known if k.startswith(given)] if len(given) >= 4 else []
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        raise BadRequest(f"memory id prefix {given!r} matches {len(matches)} memories: give more of it",
-                         "ambiguous_id")
-    raise NotFound(f"no active memory {given!r} for this user", "unknown_memory")
+def _remembered(change: MemoryChange) -> Remembered:
+    return Remembered(change.memory_id, change.after if change.after is not None else (change.before or ""),
+                      change.change, change.before if change.before != change.after else None)
+
+
+@contextmanager
+def validated() -> Iterator[None]:
+    """Invalid input raises BadRequest `invalid_request` naming the fields, not pydantic's raw error."""
+    try:
+        yield
+    except ValidationError as exc:
+        raise invalid_input(exc.errors()) from None
+
+
+def check_inputs(ids: Mapping[str, str | None], texts: Mapping[str, str | None] | None = None) -> None:
+    """Ids are identifiers and texts valid UTF-8, as the HTTP API checks them (BadRequest otherwise)."""
+    for name, value in ids.items():
+        if value is not None:
+            try:
+                _IDENTIFIER.validate_python(value)
+            except ValidationError as exc:
+                raise invalid_input([{**e, "loc": (name,)} for e in exc.errors()]) from None
+    for name, value in (texts or {}).items():
+        if value is not None:
+            try:
+                check_utf8(value)
+            except ValueError as exc:
+                raise invalid_input([{"loc": (name,), "msg": str(exc)}]) from None
 
 
 __all__ = ["Memory", "Remembered", "resolve_id"]

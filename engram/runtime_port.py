@@ -199,7 +199,9 @@ def with_deadline(config: EngramConfig, deadline_ms: float) -> EngramConfig:
 def open_runtime(data: Path | str, env: Mapping[str, str] | None = None, *, serving: bool = False) -> MemoryRuntime:
     """The runtime ENGRAM_RUNTIME names, over the data folder: the one place the choice is made.
 
-    `serving` (a long-lived server) locks an embedded data folder against a second server.
+    An embedded data folder is opened under its lock (one process at a time: a server, a command, a
+    `Memory`); another process holding it is DataDirBusy, naming that process. `serving` is kept for
+    callers that say what they are; it changes nothing any more.
     Raises RuntimeUnavailable for an unknown ENGRAM_RUNTIME or a missing extra.
     """
     import os
@@ -211,17 +213,23 @@ def open_runtime(data: Path | str, env: Mapping[str, str] | None = None, *, serv
         kind = runtime_kind(environ)
     except ValueError as exc:
         raise RuntimeUnavailable(str(exc), "bad_runtime") from None
+    from engram.core.embedding import warm_up
+
+    runtime: MemoryRuntime
     if kind == "embedded":
         from engram.runtime.backend import EmbeddedBackend
 
-        return EmbeddedBackend.open(data) if serving else EmbeddedBackend.unlocked(data)
-    try:
-        from engram.distributed.backend import DistributedBackend
-    except ImportError as exc:
-        raise RuntimeUnavailable(
-            "ENGRAM_RUNTIME=distributed needs the kafka, weaviate and clickhouse extras: "
-            f"pip install 'engram[kafka,weaviate,clickhouse]' ({exc})", "missing_extra") from None
-    return DistributedBackend.from_env(data, environ)
+        runtime = EmbeddedBackend.open(data)  # under the folder's lock, for a server and a command alike
+    else:
+        try:
+            from engram.distributed.backend import DistributedBackend
+        except ImportError as exc:
+            raise RuntimeUnavailable(
+                "ENGRAM_RUNTIME=distributed needs the kafka, weaviate and clickhouse extras: "
+                f"pip install 'engram[kafka,weaviate,clickhouse]' ({exc})", "missing_extra") from None
+        runtime = DistributedBackend.from_env(data, environ)
+    warm_up(runtime.embedder)  # the first recall must not pay for loading a model past its deadline
+    return runtime
 
 
 __all__ = ["DECISIONS", "decision_of", "CommandFailed", "DataDirBusy", "GovernReport", "IngestReport", "MemoryRuntime", "RuntimeUnavailable",

@@ -10,7 +10,7 @@ are gone when the call returns). The cost is one copy of each touched table
 per erasure.
 
 Scopes: a whole user (forget everything), or some memories (their changes,
-the proposals behind them and the turns those came from).
+the proposals behind them, the turns those came from and the replies to those turns).
 """
 
 from __future__ import annotations
@@ -85,8 +85,34 @@ def erase_memories(projector: ClickHouseProjector, tenant: str, user: str, memor
     touched = blank_rows(projector, "memory_changes", f"{_USER} AND memory_id IN {{ids:Array(String)}}", params)
     touched += blank_rows(projector, "memory_proposals", f"{_USER} AND event_id IN {{c:Array(String)}}",
                           {**params, "c": causes})
+    turns = [*turns, *replies_to(projector, tenant, user, turns)]
     touched += blank_rows(projector, "turns", f"{_USER} AND event_id IN {{t:Array(String)}}", {**params, "t": turns})
     return touched
+
+
+def replies_to(projector: ClickHouseProjector, tenant: str, user: str, turn_ids: Sequence[str]) -> list[str]:
+    """The event ids of the turns that answered these: a turn naming one as its parent, and the first turn of
+    the other speaker after each in its session (time order; a turn recorded at the same instant, in the
+    same request, counts as after it). An assistant's reply often repeats the fact it answers."""
+    if not turn_ids:
+        return []
+    client = projector.client
+    params: dict[str, Any] = {"tenant": tenant, "user": user, "t": list(turn_ids)}
+    sources = client.query(f"SELECT DISTINCT event_id, session_id, message_id, role, occurred_at FROM turns "
+                           f"WHERE {_USER} AND event_id IN {{t:Array(String)}}", parameters=params).result_rows
+    sessions = sorted({row[1] for row in sources})
+    rows = client.query(f"SELECT DISTINCT event_id, session_id, message_id, parent_id, role, occurred_at FROM turns "
+                        f"WHERE {_USER} AND session_id IN {{s:Array(String)}} ORDER BY occurred_at, event_id",
+                        parameters={**params, "s": sessions}).result_rows
+    source_ids = {row[0] for row in sources}
+    parents = {(row[1], row[2]) for row in sources}
+    found = {row[0] for row in rows if (row[1], row[3]) in parents and row[0] not in source_ids}
+    for event_id, session, _, role, at in sources:
+        later = (r for r in rows if r[1] == session and r[5] >= at and r[0] not in source_ids and r[4] != role)
+        reply = next(later, None)
+        if reply is not None:
+            found.add(reply[0])
+    return sorted(found)
 
 
 _MENTIONS: dict[str, str] = {

@@ -15,6 +15,7 @@ from engram.schemas.events import SummarySnapshotted
 from engram.schemas.memory import GlobalCard, MemoryRecord
 
 from .hybrid_index import UserIndex
+from .snapshots import StoreChanges
 from .ports import RecentTurn, SearchHit, TurnHit, canonical_hash, check_owner
 from .turn_index import TurnIndex
 
@@ -61,6 +62,7 @@ class EmbeddedStore:
         self._pending_memories: dict[tuple[str, str, str], tuple[MemoryRecord, bytes, str]] = {}
         self._pending_turns: list[tuple[object, ...]] = []
         self._pending_users: list[tuple[str, str]] = []
+        self.changes = StoreChanges()
         db.executescript(SCHEMA)
         if "context" not in {row[1] for row in db.execute("PRAGMA table_info(proj_memories)")}:
             db.execute("ALTER TABLE proj_memories ADD COLUMN context TEXT NOT NULL DEFAULT ''")  # older files
@@ -83,6 +85,7 @@ class EmbeddedStore:
         if held is None or record.version > held[0].version:
             self._pending_memories[slot] = (record, vector.tobytes(), context)
         self._touch_user(tenant, user)
+        self.changes.put(tenant, user, record, vector, context)
         index = self._indexes.get((tenant, user))
         if index is not None:
             index.put(record, vector, context)
@@ -114,6 +117,7 @@ class EmbeddedStore:
         cursor = self._db.execute(
             "DELETE FROM proj_memories WHERE tenant=? AND user=? AND memory_id=?", (tenant, user, memory_id)
         )
+        self.changes.forget(tenant, user, memory_id)
         index = self._indexes.get((tenant, user))
         if index is not None:
             index.forget(memory_id)
@@ -180,6 +184,7 @@ class EmbeddedStore:
             (tenant, user, snapshot.session_id, snapshot.version, snapshot.model_dump_json().encode()),
         )
         self._summaries.pop((tenant, user, snapshot.session_id), None)
+        self.changes.touch(tenant, user)
         self._touch_user(tenant, user)
         return cursor.rowcount > 0
 
@@ -207,6 +212,7 @@ class EmbeddedStore:
             (tenant, user, card.card_id, card.version, card.model_dump_json().encode()),
         )
         self._cards.pop((tenant, user), None)
+        self.changes.touch(tenant, user)
         self._touch_user(tenant, user)
         return cursor.rowcount > 0
 
@@ -229,6 +235,7 @@ class EmbeddedStore:
         if turn_index is not None:
             turn_index.put(turn)
         self._known_sessions.add((tenant, user, turn.session_id))
+        self.changes.touch(tenant, user)
         self._touch_user(tenant, user)
 
     def recent_turns(self, tenant: str, user: str, session: str, limit: int) -> list[RecentTurn]:
@@ -278,13 +285,16 @@ class EmbeddedStore:
         index = self._turn_indexes.get((tenant, user))
         if index is None:
             self.flush()
-            index = TurnIndex()
-            rows = self._db.execute(
-                "SELECT session, message_id, position, role, content, occurred_at FROM proj_turns "
-                "WHERE tenant=? AND user=? AND evidence=1 ORDER BY position", (tenant, user))
-            for session, m, p, role, c, t in rows:
-                index.put(RecentTurn(session, m, role, c, datetime.fromisoformat(t), p))
-            self._turn_indexes[(tenant, user)] = index
+            index = self._turn_indexes[(tenant, user)] = self._build_turn_index(tenant, user)
+        return index
+
+    def _build_turn_index(self, tenant: str, user: str) -> TurnIndex:
+        index = TurnIndex()
+        rows = self._db.execute(
+            "SELECT session, message_id, position, role, content, occurred_at FROM proj_turns "
+            "WHERE tenant=? AND user=? AND evidence=1 ORDER BY position", (tenant, user)).fetchall()
+        for session, m, p, role, c, t in rows:
+            index.put(RecentTurn(session, m, role, c, datetime.fromisoformat(t), p))
         return index
 
     def withdraw_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> int:
@@ -293,6 +303,7 @@ class EmbeddedStore:
                                      "message_id=?", (tenant, user, session, message_id)).rowcount
                     for session, message_id in keys)
         self._turn_indexes.pop((tenant, user), None)
+        self.changes.touch(tenant, user)
         return found
 
     def forget_context(self, tenant: str, user: str) -> int:
@@ -302,6 +313,7 @@ class EmbeddedStore:
         for table in ("proj_summaries", "proj_turns"):
             deleted += self._db.execute(f"DELETE FROM {table} WHERE tenant=? AND user=?", (tenant, user)).rowcount
         self._drop_user_caches(tenant, user)
+        self.changes.touch(tenant, user)
         return deleted
 
     # -- housekeeping -----------------------------------------------------------
@@ -347,6 +359,7 @@ class EmbeddedStore:
         self._known_users.clear()
         self._known_sessions.clear()
         self._drop_read_caches()
+        self.changes.discard()
 
     def _drop_user_caches(self, tenant: str, user: str) -> None:
         self._cards.pop((tenant, user), None)
@@ -365,6 +378,7 @@ class EmbeddedStore:
         self.flush()
         for table in TABLES:
             self._db.execute(f"DELETE FROM {table}")
+        self.changes.everything = True
         self._indexes.clear()
         self._known_users.clear()
         self._known_sessions.clear()

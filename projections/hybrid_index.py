@@ -42,6 +42,17 @@ class KeywordIndex:
     def __len__(self) -> int:
         return len(self._rows)
 
+    def copy(self) -> KeywordIndex:
+        """An independent copy (the postings' arrays copied): changing one leaves the other as it was."""
+        twin = KeywordIndex()
+        twin._rows = dict(self._rows)
+        twin._ids = list(self._ids)
+        twin._free = list(self._free)
+        twin._lengths = self._lengths.copy()
+        twin._total_length = self._total_length
+        twin._postings = {term: (array("q", rows), array("d", tfs)) for term, (rows, tfs) in self._postings.items()}
+        return twin
+
     def add(self, doc_id: str, doc_terms: tuple[str, ...]) -> None:
         row = self._free.pop() if self._free else self._new_row()
         self._rows[doc_id] = row
@@ -135,6 +146,19 @@ class UserIndex:
 
     def __len__(self) -> int:
         return len(self.records)
+
+    def copy(self) -> UserIndex:
+        """An independent copy for copy-on-write snapshots: records and vectors are shared (never
+        changed in place), the tables that `put` and `remove` change are copied."""
+        twin = UserIndex(self.dimensions)
+        twin.records = dict(self.records)
+        twin.terms = dict(self.terms)
+        twin._vectors = dict(self._vectors)
+        twin._keywords = self._keywords.copy()
+        twin._table = self._table.copy()
+        twin._versions = dict(self._versions)
+        twin.persona = dict(self.persona)
+        return twin
 
     def put(self, record: MemoryRecord, vector: np.ndarray, context: str = "") -> None:
         """Index a record version; an older version than the one seen is ignored."""

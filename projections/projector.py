@@ -16,6 +16,7 @@ log decides the context, so a replay rebuilds the same index.
 from __future__ import annotations
 
 from collections import OrderedDict
+from datetime import datetime
 
 import numpy as np
 
@@ -25,6 +26,8 @@ from engram.schemas.base import Event
 from engram.schemas.events import (
     ForgetRequested, GlobalCardDeleted, GlobalCardSaved, MemoryChanged, SummarySnapshotted, TurnRecorded,
 )
+
+from engram.schemas.memory import GlobalCard
 
 from .ports import MemoryStore, RecentTurn
 
@@ -50,6 +53,7 @@ class CurrentMemoryProjector:
         self._last_turn: OrderedDict[tuple[str, str, str], tuple[str, str]] = OrderedDict()
         self._answers: OrderedDict[tuple[str, str, str], str] = OrderedDict()
         self._said: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+        self._corrected: OrderedDict[tuple[str, str, str], None] = OrderedDict()
 
     def apply(self, event: Event, position: int) -> None:
         """Project one event; `position` is its place in the log (orders recent turns)."""
@@ -79,6 +83,16 @@ class CurrentMemoryProjector:
             self.store.delete_memory(event.tenant_id, event.user_id, event.memory_id)
         elif event.after is not None:
             record = event.after
+            owner = (event.tenant_id, event.user_id, record.memory_id)
+            if event.change == "corrected":
+                self._corrected[owner] = None
+                self._corrected.move_to_end(owner)
+                if len(self._corrected) > REMEMBERED_TURNS:
+                    self._corrected.popitem(last=False)
+            if owner in self._corrected:  # the user's words now: what the source turns said does not apply
+                self.store.upsert_memory(event.tenant_id, event.user_id, record,
+                                         embed_text(self.embedder, record.content), "")
+                return
             first = record.source_message_ids[0] if record.source_message_ids else ""
             answered = self._answers.get((event.tenant_id, event.user_id, first), "")
             vector = embed_text(self.embedder, record.content)
@@ -111,10 +125,13 @@ class CurrentMemoryProjector:
                     cache.pop((event.tenant_id, event.user_id, message_id), None)
 
     def _forget_everything(self, event: ForgetRequested) -> None:
-        """Summaries, recent turns, and every version of every memory (replaced and retired ones too)."""
+        """Summaries, recent turns, every version of every memory (replaced and retired ones too), and the
+        text of every global card (each becomes an empty, deleted tombstone at its next version)."""
         self.store.forget_context(event.tenant_id, event.user_id)
         for record in self.store.list_memories(event.tenant_id, event.user_id, FORGETTABLE_STATUSES):
             self.store.delete_memory(event.tenant_id, event.user_id, record.memory_id)
+        for card in self.store.list_cards(event.tenant_id, event.user_id):
+            self.store.upsert_card(event.tenant_id, event.user_id, erased_card(card, event.occurred_at))
 
     def _delete_card(self, event: GlobalCardDeleted) -> None:
         for card in self.store.list_cards(event.tenant_id, event.user_id):
@@ -150,3 +167,9 @@ class CurrentMemoryProjector:
         self._said[(tenant, user, message_id)] = content
         if len(self._said) > REMEMBERED_TURNS:
             self._said.popitem(last=False)
+
+
+def erased_card(card: GlobalCard, at: datetime) -> GlobalCard:
+    """The card after its owner forgot everything: no text left, deleted, disabled, at the next version."""
+    return GlobalCard(card_id=card.card_id, tenant_id=card.tenant_id, user_id=card.user_id, enabled=False,
+                      deleted=True, created_at=card.created_at, updated_at=at, version=card.version + 1)

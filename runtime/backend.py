@@ -1,16 +1,18 @@
 """The embedded adapter of the runtime port (`engram.runtime_port.MemoryRuntime`).
 
-The embedded runtime holds one SQLite connection and is single-threaded: the
-adapter serialises every call with one lock. A recall's parts run on the
-process's bounded recall pool, each under the lock: the recall returns by its
-deadline with the parts that got the lock and read in time, the rest marked
-missed (recall/deadline.py), rather than wait (the chat goes on).
+The embedded runtime has one writer: ingest, commands, governance and replay are serialised by
+one lock and run on the runtime's own SQLite connection. Reads never take that lock: recall,
+search and the listings run on the runtime's reader (`engram.projections.embedded_reader`),
+each thread on its own WAL connection, with search indexes and cached reads under snapshots the
+writer swaps at each commit (`engram.projections.snapshots`). A recall's parts run on the
+process's bounded recall pool and the recall returns by its deadline with the parts ready
+(recall/deadline.py).
 """
 
 from __future__ import annotations
 
-import fcntl
 import logging
+import sqlite3
 import threading
 import time
 from collections import Counter
@@ -23,7 +25,7 @@ from typing import IO, Any, TypeVar
 from engram.core.metrics import Metrics
 from engram.core.ports import Progress
 from engram.projections.ports import MemoryStore
-from engram.recall.deadline import PartMissed, shared_pool
+from engram.recall.deadline import shared_pool
 from engram.recall.service import RecallRequest, RecallResult, RecallService
 from engram.runtime_port import DECISIONS, CommandFailed, DataDirBusy, GovernReport, IngestReport, decision_of, \
     with_deadline
@@ -32,8 +34,11 @@ from engram.schemas.events import DeadLettered, MemoryChanged, RecallServed
 from engram.schemas.inputs import TurnInput
 
 from .engine import EmbeddedRuntime
+from .folder_lock import lock_folder
 
 log = logging.getLogger("engram.runtime")
+OBSERVATION_BATCH_S = 0.02
+"""How long the observation thread lets recall observations gather before one append logs them."""
 T = TypeVar("T")
 
 
@@ -50,16 +55,19 @@ class EmbeddedBackend:
         self._lock = threading.RLock()
         self._late_observations: list[RecallServed] = []
         self._late_lock = threading.Lock()
+        self._observations_due = threading.Event()
+        self._flusher: threading.Thread | None = None
+        self._closed = False
         self._counts = Metrics()
 
     @classmethod
     def open(cls, data_dir: Path | str) -> EmbeddedBackend:
-        """Open the data folder for a long-lived server, refusing one that another serving process holds.
+        """Open the data folder under its lock (runtime/folder_lock.py), refusing one another process holds.
 
         The embedded runtime caches state in memory, so two processes writing
         one folder would each work from a stale picture of the other's writes.
         """
-        guard = _lock_folder(Path(data_dir))
+        guard = lock_folder(Path(data_dir))
         try:
             return cls(EmbeddedRuntime(data_dir), guard)
         except BaseException:
@@ -68,13 +76,14 @@ class EmbeddedBackend:
 
     @classmethod
     def unlocked(cls, data_dir: Path | str) -> EmbeddedBackend:
-        """Open the data folder for one short command (the CLI), without the serving lock."""
+        """Open the data folder without its lock: only for a folder no other process can open (tests)."""
         return cls(EmbeddedRuntime(data_dir))
 
     # -- writes --------------------------------------------------------------------
     def ingest(self, turns: Iterable[TurnInput], *, wait: bool = True) -> IngestReport:
         """Append and process the turns (always before returning: `wait` is for the distributed runtime)."""
         with self._lock:
+            self._flush_observations()
             before = self.runtime.log.last_seq()
             report = self.runtime.ingest(turns)
             report.changes = [e for _, e in self.runtime.log.scan(after=before, types=("MemoryChanged",))
@@ -84,6 +93,7 @@ class EmbeddedBackend:
     def submit(self, events: Sequence[Event]) -> list[MemoryChanged]:
         ids = {e.event_id for e in events}
         with self._lock:
+            self._flush_observations()  # a recall served before this command is logged before it
             before = self.runtime.log.last_seq()
             self.runtime.append(events)
             caused = [e for _, e in self.runtime.log.scan(after=before, types=("MemoryChanged", "DeadLettered"))
@@ -96,6 +106,7 @@ class EmbeddedBackend:
     def decide(self, command: Event) -> Event:
         """Append the command; its decision is derived (and projected) in the same append."""
         with self._lock:
+            self._flush_observations()
             before = self.runtime.log.last_seq()
             self.runtime.append([command])
             decisions = [e for _, e in self.runtime.log.scan(after=before, types=DECISIONS)
@@ -109,39 +120,37 @@ class EmbeddedBackend:
 
     # -- recall ----------------------------------------------------------------------
     def recall(self, request: RecallRequest, deadline_ms: float) -> RecallResult | None:
-        """The parts run on the process's recall pool, each under the lock (recall/deadline.py): the call
-        returns by the deadline with the parts ready, whoever holds the lock; late reads end unseen."""
-        start = time.perf_counter()
-        service = RecallService(self.runtime.store, self.runtime.ctx.embedder, with_deadline(self.config, deadline_ms),
-                                shared_pool(self.config.recall.pool_size), self._held)
+        """The parts run on the process's recall pool against the reader (its own connections and
+        snapshots: never the writer's lock), and the call returns by the deadline with the parts ready
+        (recall/deadline.py). The observation is logged if the lock is free, else with the next write."""
+        service = RecallService(self.runtime.reader, self.runtime.ctx.embedder,
+                                with_deadline(self.config, deadline_ms), shared_pool(self.config.recall.pool_size))
         result = service.safe_recall(request)
         self._counts.add("recall.failed", service.failures)
-        self._observe(result.observation, max(0.0, deadline_ms / 1000 - (time.perf_counter() - start)))
+        self._observe(result.observation)
         return None if service.failures else result
 
-    @contextmanager
-    def _held(self, timeout_s: float) -> Iterator[None]:
-        """The lock for one recall part, or PartMissed when it is not free in time."""
-        if not self._lock.acquire(timeout=timeout_s):
-            self._counts.add("recall.lock_timeout")
-            raise PartMissed("the data folder's lock was busy until the deadline")
-        try:
-            yield
-        finally:
-            self._lock.release()
-
-    def _observe(self, observation: RecallServed, timeout_s: float = -1) -> None:
-        """Log the observation (and any left over); never fail the recall because of it, nor wait past
-        its deadline for the lock: then it is kept and logged with the next write or read of the log."""
+    def _observe(self, observation: RecallServed) -> None:
+        """Queue the observation: it is logged by the observation thread (or with the next write, or before
+        a read of the log), never on the recall's path: a recall neither writes nor waits for the writer."""
         with self._late_lock:
             self._late_observations.append(observation)
-        if not self._lock.acquire(timeout=timeout_s):
-            self._counts.add("recall.observation_deferred")
-            return
-        try:
-            self._flush_observations()
-        finally:
-            self._lock.release()
+            if self._flusher is None and not self._closed:
+                self._flusher = threading.Thread(target=self._log_observations, name="engram-observations",
+                                                 daemon=True)
+                self._flusher.start()
+        self._observations_due.set()
+
+    def _log_observations(self) -> None:
+        """The observation thread: log what recalls queued, a batch at a time, until the backend closes."""
+        while True:
+            self._observations_due.wait()
+            time.sleep(OBSERVATION_BATCH_S)  # let a burst of recalls share one append
+            self._observations_due.clear()
+            with self._lock:
+                if self._closed:
+                    return
+                self._flush_observations()
 
     def _flush_observations(self) -> None:
         """Append the pending recall observations (the caller holds the lock)."""
@@ -152,15 +161,33 @@ class EmbeddedBackend:
         try:
             self.runtime.append(batch, process=False)
         except Exception:
-            log.exception("could not log %d recall observation(s); kept for the next recall", len(batch))
+            log.exception("could not log %d recall observation(s) together; logging them one by one", len(batch))
             self._counts.add("recall.observation_failed")
+            kept = [o for o in batch if not self._log_alone(o)]
             with self._late_lock:
-                self._late_observations[:0] = batch[-1000:]
+                self._late_observations[:0] = kept[-1000:]
+
+    def _log_alone(self, observation: RecallServed) -> bool:
+        """Log one observation: True when done or dropped for good, False when worth another try.
+
+        A database error may pass (kept for the next flush); any other error is the observation's
+        own (it cannot be encoded): it is dropped with its reason, so it never blocks the others.
+        """
+        try:
+            self.runtime.append([observation], process=False)
+        except sqlite3.Error:
+            return False
+        except Exception as exc:
+            log.error("dropped recall observation %s of tenant %s: it cannot be logged (%s: %s)",
+                      ascii(observation.recall_id), ascii(observation.tenant_id), type(exc).__name__,
+                      ascii(str(exc)))
+            self._counts.add("recall.observation_dropped")
+        return True
 
     # -- reads ---------------------------------------------------------------------------
     def read(self, query: Callable[[MemoryStore], T]) -> T:
-        with self._lock:
-            return query(self.runtime.store)
+        """A read on the reader: its own connection and snapshots, never waiting for a writer."""
+        return query(self.runtime.reader)
 
     def event(self, tenant: str, user: str, event_id: str) -> Event | None:
         with self._lock:
@@ -174,11 +201,13 @@ class EmbeddedBackend:
 
     def replay(self, progress: Progress | None = None) -> str:
         with self._lock:
+            self._flush_observations()
             return self.runtime.replay(progress)
 
     def govern(self, as_of: datetime | None = None, *, dry_run: bool = False, tenant: str | None = None,
                user: str | None = None) -> GovernReport:
         with self._lock:
+            self._flush_observations()
             return self.runtime.govern(as_of, dry_run=dry_run, tenant=tenant, user=user)
 
     @contextmanager
@@ -198,6 +227,8 @@ class EmbeddedBackend:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
+            self._observations_due.set()
             self._flush_observations()
             self.runtime.close()
             if self._guard is not None:
@@ -209,15 +240,3 @@ class EmbeddedBackend:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _lock_folder(folder: Path) -> IO[str]:
-    folder.mkdir(parents=True, exist_ok=True)
-    handle = open(folder / "serve.lock", "a+")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.close()
-        raise DataDirBusy(f"the data folder {folder} is already served by another Engram process: "
-                          "run one server per folder (`engram serve --mcp` serves HTTP and MCP together)") from None
-    return handle

@@ -20,7 +20,9 @@ from pydantic import BaseModel
 from engram.core.ports import Progress
 from engram.llm.index_model import ensure_index_model
 from engram.projections.clickhouse_runtime import open_analytics
+from engram.projections.embedded_reader import EmbeddedReader
 from engram.projections.embedded_store import EmbeddedStore
+from engram.projections.snapshots import Published, StoreChanges
 from engram.projections.projector import PROJECTED_TYPES, CurrentMemoryProjector
 from engram.projections.rebuild import rebuild_store
 from engram.recall.service import RecallRequest, RecallResult, RecallService
@@ -58,6 +60,9 @@ class EmbeddedRuntime:
         self.eraser = Eraser(self.log.cipher)
         self.ctx = ctx or default_context()
         self.store = EmbeddedStore(self.db, self.ctx.embedder.dimensions)
+        # readers (recall, search, listings) on their own connections, beside the writer (snapshots.py)
+        self.published = Published()
+        self.reader = EmbeddedReader(self.data_dir / "engram.db", self.ctx.embedder.dimensions, self.published)
         self.projector = CurrentMemoryProjector(self.store, self.ctx.embedder)
         self.batch_size = batch_size
         self.counters: Counter[str] = Counter()
@@ -333,11 +338,12 @@ class EmbeddedRuntime:
             return rebuild_store(self.store, self.ctx.embedder, self.log.scan(), progress)
 
     def _transaction(self) -> "_Tx":
-        return _Tx(self.db, self._forget_uncommitted)
+        return _Tx(self.db, self._forget_uncommitted, self.store.changes, self.published)
 
     def close(self) -> None:
         if self.analytics is not None:
             self.analytics.close()
+        self.reader.close()
         self.db.close()
         if self.log.cipher is not None:
             close = getattr(self.log.cipher.keys, "close", None)
@@ -356,14 +362,27 @@ class _ProcessorFailed(Exception):
 
 
 class _Tx:
-    def __init__(self, db, on_rollback=None) -> None:  # type: ignore[no-untyped-def]
+    """One SQLite transaction; a commit is announced to the readers' snapshots around the COMMIT."""
+
+    def __init__(self, db, on_rollback=None, changes: StoreChanges | None = None,  # type: ignore[no-untyped-def]
+                 published: Published | None = None) -> None:
         self.db = db
         self.on_rollback = on_rollback
+        self.changes = changes
+        self.published = published
 
     def __enter__(self) -> None:
         self.db.execute("BEGIN")
 
     def __exit__(self, exc_type, exc, tb) -> None:  # type: ignore[no-untyped-def]
-        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
-        if exc_type is not None and self.on_rollback is not None:
-            self.on_rollback()
+        if exc_type is not None:
+            self.db.execute("ROLLBACK")
+            if self.on_rollback is not None:
+                self.on_rollback()
+            return
+        changed = self.changes.take() if self.changes is not None else None
+        if changed and self.published is not None:
+            self.published.before_commit(changed)
+        self.db.execute("COMMIT")
+        if changed and self.published is not None:
+            self.published.after_commit(changed)

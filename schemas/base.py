@@ -12,14 +12,26 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator
 
 ENGRAM_NAMESPACE = uuid.UUID("6f1c2b9e-5d0a-4c57-9a61-2f0e8d7b3c41")
 
-_ID_PATTERN = re.compile(r"^[^\s/\x00-\x1f\x7f]{1,128}$")
+_ID_PATTERN = re.compile(r"^[^\s/\x00-\x1f\x7f\ud800-\udfff]{1,128}$")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def _check_identifier(value: str) -> str:
     if not _ID_PATTERN.match(value):
         raise ValueError(
-            "must be 1-128 characters with no whitespace, '/' or control characters"
+            "must be 1-128 characters of valid UTF-8 (no lone surrogate) with no whitespace, '/' or "
+            "control characters"
         )
+    return value
+
+
+def check_utf8(value: str) -> str:
+    """`value`, or ValueError when it holds a lone surrogate (a JSON "\\ud800" escape): such a string
+    cannot be encoded as UTF-8, so it could be neither hashed into an id nor stored."""
+    found = _SURROGATE.search(value)
+    if found is not None:
+        raise ValueError(f"is not valid UTF-8: a lone surrogate U+{ord(found.group()):04X} at position "
+                         f"{found.start()}")
     return value
 
 

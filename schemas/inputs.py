@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
-from engram.core.text import strip_control
+from engram.core.text import has_visible, strip_control
 
 from .base import Identifier, stable_id, utc
 from .events import MAX_CONTENT_CHARS, SummaryRequested, TurnRecorded
@@ -55,8 +55,9 @@ class TurnInput(BaseModel):
     @classmethod
     def _visible_content(cls, value: str) -> str:
         cleaned = strip_control(value)
-        if not cleaned.strip():
-            raise ValueError("has no visible characters (control characters are stripped)")
+        if not has_visible(cleaned):
+            raise ValueError("has no visible characters (only white space, control or invisible formatting "
+                             "characters)")
         return cleaned
 
     @field_validator("ts")
@@ -140,14 +141,15 @@ class SummaryTriggers:
 
 
 # -- what an ingest call reports beyond counts ---------------------------------------------------------------
-IssueKind = Literal["conflict", "too_large", "clamped"]
+IssueKind = Literal["conflict", "too_large", "clamped", "invalid"]
 
 
 @dataclass(frozen=True)
 class IngestIssue:
     """A turn of an ingest call not taken as sent: `index` is its position in the call's input (0-based).
 
-    `conflict` and `too_large` turns were not recorded (errors); a `clamped` turn was, with its time changed.
+    `conflict`, `too_large` and `invalid` turns were not recorded (errors); a `clamped` turn was, with its
+    time changed.
     """
 
     index: int

@@ -13,7 +13,8 @@ wins. The edges (`engram.access.cards`) hold no lock.
 Cards saved before this processor existed are unknown to its state; a request
 carries the card as the requester read it (`base`), and the processor takes
 that version as the card's current one the first time it meets the card.
-Pure: time comes from the request, ids are derived from the request's id.
+A forget of everything marks every card deleted at its next version, as the projection erases
+them. Pure: time comes from the request, ids are derived from the request's id.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from engram.schemas.base import Event, derive_id
-from engram.schemas.events import CardRejection, GlobalCardDeleted, GlobalCardRejected, GlobalCardRequested, \
-    GlobalCardSaved
+from engram.schemas.events import CardRejection, ForgetRequested, GlobalCardDeleted, GlobalCardRejected, \
+    GlobalCardRequested, GlobalCardSaved
 
 from .processor import ProcessorContext
 
@@ -44,7 +45,7 @@ class CardsProcessor:
     """Decides global card commands, one user at a time (state key tenant/user)."""
 
     name = "cards"
-    consumes = frozenset({"GlobalCardRequested"})
+    consumes = frozenset({"GlobalCardRequested", "ForgetRequested"})
     state_type = UserCards
 
     def state_key(self, event: Event) -> str | None:
@@ -53,6 +54,11 @@ class CardsProcessor:
     def process(self, state: UserCards | None, event: Event,
                 ctx: ProcessorContext) -> tuple[UserCards | None, list[Event]]:
         state = state if state is not None else UserCards()
+        if isinstance(event, ForgetRequested) and event.everything:
+            # the projection erases every card of the user at its next version (projections/projector.py)
+            state.cards = {card_id: CardMark(version=mark.version + 1, deleted=True)
+                           for card_id, mark in state.cards.items()}
+            return state, []
         if not isinstance(event, GlobalCardRequested):
             return state, []
         mark = state.cards.get(event.card_id)

@@ -9,6 +9,7 @@ applied here too, because this processor owns the user's memory state.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, Field, PrivateAttr
@@ -16,6 +17,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 from engram.core.embedding import Embedder, embed_text
 from engram.core.vector_table import VectorTable
 from engram.core.ports import Judgement, LLMCall
+from engram.core.text import strip_control, terms
 from engram.schemas.base import Event, derive_id
 from engram.schemas.events import (
     ChangeKind, CorrectionRequested, ForgetRequested, GovernanceTick, Judge, MemoryChanged, MemoryProposed,
@@ -29,6 +31,8 @@ from .llm_calls import llm_call_events
 from .merge_rules import judge_by_rules, topics_match
 from .switch import parse_switch, switch_replaces
 from .processor import ProcessorContext
+from .rules.common import keywords_of
+from .rules.corrections import corrected_candidate, holds_value, latest_holding, parse_correction_note
 
 MAX_PROVENANCE = 50
 RELATION_PRIORITY = ("same", "replace", "conflict", "append", "skip")
@@ -152,6 +156,9 @@ def _consolidate(
     state: UserMemories, event: MemoryProposed, ctx: ProcessorContext
 ) -> tuple[list[_Change], tuple[LLMCall, ...]]:
     """The changes one candidate makes, and the model calls its judgements took."""
+    named = parse_correction_note(event.candidate.content)
+    if named is not None:
+        return _named_correction(state, event, ctx, *named), ()
     related = _judged_related(state, event, ctx)
     calls = tuple(call for r in related for call in r.judgement.calls)
     return _decide(state, event, ctx, related), calls
@@ -171,6 +178,20 @@ def _decide(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext, r
     changes.append(_apply(state, ctx.embedder, _Change(created.memory_id, "created", None, created, relation, judge, reason)))
     changes.extend(_apply(state, ctx.embedder, _link_conflict(r, created)) for r in conflicts)
     return changes
+
+
+def _named_correction(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext, old: str, new: str
+                      ) -> list[_Change]:
+    """A correction note rewrites the latest user memory holding the wrong value, in its type and slot."""
+    target = latest_holding(state.memories.values(), old, new)
+    if target is None:
+        memory_id = derive_id(event.event_id, "consolidate", "memory")
+        return [_Change(memory_id, "discarded", None, None, "skip", "rule", "a correction of a value no memory holds")]
+    corrected = corrected_candidate(event.candidate, target, old, new)
+    judgement = Judgement("replace", f"named correction: {old!r} is now {new!r}", "rule")
+    if any(m.type == target.type and holds_value(m.content, new) for m in state.memories.values()):
+        return [_apply(state, ctx.embedder, _retire(event, _Related(target, 1.0, judgement)))]  # right value already held
+    return _decide(state, event.model_copy(update={"candidate": corrected}), ctx, [_Related(target, 1.0, judgement)])
 
 
 def _judged_related(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext) -> list[_Related]:
@@ -334,8 +355,19 @@ def _correct(state: UserMemories, event: CorrectionRequested, ctx: ProcessorCont
     old = state.memories.get(event.memory_id)
     if old is None:
         return []
+    content = strip_control(event.content).strip() or old.content
     after = old.model_copy(update={
-        "content": event.content, "confidence": 1.0, "updated_at": event.occurred_at,
+        "content": content, "confidence": 1.0, "updated_at": event.occurred_at,
         "version": old.version + 1, "source_event_ids": _merge_ids(old.source_event_ids, (event.event_id,)),
+        **corrected_keys(old, content),
     })
     return [_apply(state, ctx.embedder, _Change(old.memory_id, "corrected", old, after, "user", "user", "corrected by the user"))]
+
+
+def corrected_keys(old: MemoryRecord, content: str) -> dict[str, Any]:
+    """What a memory is found by after a correction: keywords of the new text, and only the entities and
+    topic the new text still names (the old text's words must neither find nor forget it)."""
+    said = set(terms(content))
+    kept = tuple(e for e in old.entities if set(terms(e)) <= said and terms(e))
+    topic = old.topic if old.topic and terms(old.topic) and set(terms(old.topic)) <= said else None
+    return {"keywords": keywords_of(content, topic), "entities": kept, "topic": topic}

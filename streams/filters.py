@@ -19,8 +19,8 @@ from engram.schemas.memory import Role
 _DEFAULT = FilterConfig()
 
 _ZH_USER_SIGNALS = ("我", "喜欢", "希望", "想要", "计划", "以后", "不要", "需要", "偏好", "目标", "约束",
-                    "改", "换成", "不再", "搬到", "现在")
-"""SPEC §3.2's signals plus the change signals a correction opens with ("最近改喝绿茶了")."""
+                    "改", "换成", "不再", "搬到", "现在", "说错", "打错", "写错", "记错", "搞错", "弄错", "更正", "纠正", "口误")
+"""First-person and intent signals, plus the change signals a correction opens with ("最近改喝绿茶了", "说错了，不是X，是Y")."""
 # English signals are matched on lower-cased text, without a leading \b: Python's
 # regex engine only uses its fast first-character scan for such patterns, so
 # the left word boundary is checked by hand in `_has_word`.
@@ -29,7 +29,7 @@ _EN_USER_SIGNAL = re.compile(
     r"don't|dont|do not|need|goal|avoid|usually|favorite|favourite|now|switched|changed|instead|rather than|moved|anymore|no longer)\b"
 )
 
-_ZH_DECISION_SIGNALS = ("已确认", "最终", "确定", "就按", "采用", "执行", "可以开始", "没问题", "决定", "敲定", "约定")
+_ZH_DECISION_SIGNALS = ("已确认", "确认：", "确认:", "最终", "确定", "就按", "采用", "执行", "可以开始", "没问题", "决定", "敲定", "约定", "定在", "就定")
 _EN_DECISION_SIGNAL = re.compile(
     r"(?:ok|okay|confirmed|decided|agreed|final|finalized|settled|approved|will do|sounds good|"
     r"no problem|go ahead|locked in|go with|proceed with|stick with)\b"
@@ -129,7 +129,7 @@ def _filter_user(text: str, config: FilterConfig) -> SkipReason | None:
 
 
 def _filter_assistant(text: str, config: FilterConfig) -> SkipReason | None:
-    if len(text) < config.min_assistant_chars:
+    if weighted_length(text) < config.min_assistant_chars:  # a short Chinese confirmation says as much as English
         return "too_short"
     if is_chit_chat(text):
         return "chit_chat"

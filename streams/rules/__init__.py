@@ -16,9 +16,13 @@ from engram.schemas.memory import MemoryType, Role
 
 from . import en_turn, zh
 from .assistant import assistant_drafts
-from .common import CJK, Draft, entities_in, keywords_of, prepare, shorten
+from .corrections import correction_drafts
+from .clauses import collapse_repeats, unwrap_reminders
+from .common import CJK, Draft, entities_in, keywords_of, prepare, sentences, shorten
+from .irony import ironic_turn
 from .mention import mention_drafts
 from .narrative import attachments
+from .tense import is_plan
 
 __all__ = ["Draft", "extract_drafts", "FALLBACK_CONFIDENCE"]
 
@@ -57,7 +61,8 @@ def _user_drafts(text: str) -> list[Draft]:
 
     Described attachments ("[image: …]") are taken out first and noted on their own (`narrative.attachments`).
     """
-    text, drafts = attachments(text)
+    text, drafts = attachments(unwrap_reminders(collapse_repeats(text)))
+    text, corrections = correction_drafts(text)
     carried = False
     for run, chinese in script_runs(text):
         leftovers: list[str] = []
@@ -67,9 +72,12 @@ def _user_drafts(text: str) -> list[Draft]:
             drafts.extend(en_turn.user_drafts(run, leftovers))
         drafts.extend(_fallback(leftover, chinese) for leftover in leftovers)
         carried = carried or bool(_SELF_MARK.search(run))
-    if not drafts and not CJK.search(text) and _clean(text):
+    if not drafts and not corrections and not CJK.search(text) and _clean(text) \
+            and not ironic_turn([s for s, _ in sentences(text)]):
         drafts = mention_drafts(text)  # a turn with nothing about the user may still name what it answers
-    return [d for d in drafts if not _CREDENTIAL.search(d.content) and not _HANDLE.search(d.content)]
+    drafts.extend(corrections)  # after the statements, so a correction finds the right value already noted
+    return [d for d in drafts if not _CREDENTIAL.search(d.content) and not _HANDLE.search(d.content)
+            and not (d.attribute == "contact" and _CONTACT_NUMBER.search(d.content) and not find_pii(d.content))]
 
 
 def _clean(text: str) -> bool:
@@ -97,6 +105,11 @@ _HANDLE = re.compile(
 """Account handles: no detector redacts them, so they are left out like the numbers the guard masks."""
 
 
+_NEGATED_NOTE = re.compile(r"^User\s+(?:is|was|has|does|did|can|will)?\s*(?:not|no longer|never)\b|^User (?:doesn't|didn't|can't|won't|isn't)\b"
+                           r"|^用户(?:已经|现在|目前)?(?:不再|不|没有|没|从不|再也不)")
+"""A note kept verbatim that denies something ("User is not freelancing anymore") has a negative stance."""
+_CONTACT_NUMBER = re.compile(r"\d(?:[ .()/-]?\d){4,}")
+"""A contact note never keeps a number too short for the guard's phone detectors (the guard redacts the rest)."""
 _SELF_MARK = re.compile(r"我|\b(?:I|I'm|my|we)\b", re.IGNORECASE)
 _PIECE = re.compile(r".+?(?:[，；。！？!?;\n]+|(?<!\d),|,(?!\d)|\.(?=\s)|$)\s*", re.DOTALL)
 """Pieces end at clause punctuation (full-width commas are ASCII after NFKC), never inside "1,200"."""
@@ -147,4 +160,6 @@ def _with_keywords(d: Draft) -> Draft:
 
 def _fallback(leftover: str, chinese: bool) -> Draft:
     content = shorten(leftover, MAX_FALLBACK_CHARS)
-    return Draft(MemoryType.USER_FACT, content, FALLBACK_CONFIDENCE, None, None, False, entities_in(content, prose=True))
+    kind = MemoryType.USER_GOAL if is_plan(leftover) else MemoryType.USER_FACT  # a plan, not a current fact
+    negated = _NEGATED_NOTE.search(content) is not None
+    return Draft(kind, content, FALLBACK_CONFIDENCE, None, None, negated, entities_in(content, prose=True))

@@ -11,6 +11,7 @@ import re
 
 from engram.schemas.memory import MemoryType as T
 
+from .commitments import en_commitment, en_confirmed_statement, en_split, is_deferred, is_option, zh_commitment
 from .common import CJK, Draft, clean, entities_in, sentences, squeeze_cjk, topic_of
 
 _I = re.IGNORECASE
@@ -19,7 +20,7 @@ _EN_CLAUSE_SPLIT = re.compile(r"\s*;\s*|,\s+(?=(?:and\s+)?(?:we|i|the|our|your)\
 
 _ZH_KINDS: tuple[tuple[T, re.Pattern[str]], ...] = (
     (T.ASSISTANT_DECISION, re.compile(
-        r"已确认|(?<!不)确认|(?<!不)确定|(?<!没)决定|敲定|最终|就按|采用|选用|改用|定为|(?:我们|咱们)(?:就|先|会|将)?(?:用|使用|选|选择)|[端层库]用"
+        r"已确认|(?<!不)确认|(?<!不)确定|(?<!没)决定|敲定|最终|就按|采用|选用|改用|定为|定在|(?:我们|咱们)(?:就|先|会|将)?(?:用|使用|选|选择)|[端层库]用"
         r"|(?i:confirmed|agreed|decided)")),
     (T.ASSISTANT_CONSTRAINT, re.compile(r"预算|不超过|以内|以下|上限|最多|至少|不得|禁止|务必|必须|不能|控制在|截止")),
     (T.ASSISTANT_ACTION, re.compile(r"(?:我|我们)(?:会|将|稍后|下次|明天|马上|随后)|下次(?:提供|发送|给)|稍后")),
@@ -41,7 +42,7 @@ _EN_KINDS: tuple[tuple[T, re.Pattern[str]], ...] = (
 _ZH_REASONING = re.compile(r"优点|缺点|相比|比较而言|因为|由于|分析|举例|比如|例如|一方面|另一方面")
 _EN_REASONING = re.compile(r"\b(?:because|since|compared|advantages?|disadvantages?|pros|cons|for example|e\.g\.)\b", _I)
 _ZH_HEDGE_LEAD = re.compile(
-    r"^(?:(?:所以|因此|综上|总之|另外|最后|那么|好的|好|嗯|没问题|已确认|最终确定|最终|确定|确认|(?i:ok|okay|confirmed|agreed|decided))"
+    r"^(?:(?:所以|因此|综上|总之|另外|最后|那么|好的|好|嗯|没问题|已确认|最终确定|最终决定|最终|确定|确认|决定|(?i:ok|okay|confirmed|agreed|decided))"
     r"\s*[,，:：]?\s*)*"
     r"(?:我们|咱们)?"
     r"(?:(?:我这边|我们这边|我|我们)?(?:建议|推荐)(?:你|您)?)?(?:直接|还是)?"
@@ -64,14 +65,17 @@ def assistant_drafts(text: str) -> list[Draft]:
     """Conclusions in confirmed assistant text, one draft per concluding clause."""
     out: list[Draft] = []
     for sentence, is_question in sentences(text):
-        if is_question:
+        if is_question or is_deferred(sentence):
             continue
         zh = CJK.search(sentence) is not None
         if zh:
             sentence = squeeze_cjk(sentence)
         split = _ZH_CLAUSE_SPLIT if zh else _EN_CLAUSE_SPLIT
         confirmed = not zh and _EN_CONFIRMED_LEAD.match(sentence) is not None
-        for clause in split.split(sentence.rstrip("。.!")):
+        clauses = split.split(sentence.rstrip("。.!"))
+        if not zh:
+            clauses = [part for clause in clauses for part in en_split(clause)]
+        for clause in clauses:
             draft = _zh_clause(clause) if zh else _en_clause(clause, confirmed)
             if draft is not None:
                 out.append(draft)
@@ -86,7 +90,9 @@ def _kind(clause: str, kinds: tuple[tuple[T, re.Pattern[str]], ...]) -> T | None
 
 
 def _zh_clause(clause: str) -> Draft | None:
-    kind = _kind(clause, _ZH_KINDS)
+    if is_option(clause):
+        return None
+    kind = _kind(clause, _ZH_KINDS) or (T.ASSISTANT_ACTION if zh_commitment(clause) else None)
     if kind is None or (kind is not T.ASSISTANT_DECISION and _ZH_REASONING.search(clause)):
         return None
     content = clean(_ZH_HEDGE.sub("", _ZH_HEDGE_LEAD.sub("", clause.strip())))
@@ -105,9 +111,15 @@ def _zh_topic(content: str) -> str | None:
 
 
 def _en_clause(clause: str, confirmed: bool = False) -> Draft | None:
+    if is_option(clause):
+        return None
     kind = _kind(clause, _EN_KINDS)
     if kind is None and confirmed and _EN_WILL.search(clause):
         kind = T.ASSISTANT_DECISION  # "Agreed, we'll ship on the first Monday": the commitment is the decision
+    if kind is None and en_commitment(clause):
+        kind = T.ASSISTANT_ACTION
+    if kind is None and confirmed and en_confirmed_statement(_EN_LEAD.sub("", clause.strip())):
+        kind = T.ASSISTANT_DECISION
     if kind is None or (kind is not T.ASSISTANT_DECISION and _EN_REASONING.search(clause)):
         return None
     content = clean(_EN_LEAD.sub("", clause.strip()))

@@ -62,7 +62,8 @@ _EN_TOPIC_TAIL = re.compile(
     r"these days|nowadays|again|at all|either|instead|though|lately|really))+$",
     re.I,
 )
-_ZH_TOPIC_TAIL = re.compile(r"(?:了|啦|的|呀|啊|哦|呢|吧|啊|咯|了吧)+$")
+_ZH_TOPIC_TAIL = re.compile(r"(?:了|啦|的|呀|啊|哦|呢|(?<![酒网贴水氧书])吧|咯)+$")
+"""Trailing particles; 吧 that ends a noun (酒吧, 网吧) is not one."""
 _GENERIC_SUFFIX = re.compile(
     r"^(?P<core>[a-z0-9+#.\- ]*[a-z0-9+#])\s*(?:编程|语言|这门语言|开发|programming|language|lang)$"
 )

@@ -19,7 +19,7 @@ _I = re.IGNORECASE
 _LEAD = re.compile(
     r"^(?:(?:actually|also|and|but|so|well|oh|yeah|yes|yep|no|nah|honestly|btw|by the way|anyway|"
     r"anyways|plus|ok|okay|hmm+|um+|uh+|to be honest|tbh|fyi|just so you know|in fact|now|lately|"
-    r"recently|these days|currently|still|though|because|since)\b[,!.]?\s*)+",
+    r"recently|these days|currently|for now|for the time being|at the moment|still|though|because|since)\b[,!.]?\s*)+",
     _I,
 )
 _SUBJ = r"^(?:i|we)(?:\s*'\s*(?:m|ve|d|re)|\s+(?:am|are|have|had))?\s+(?:been\s+)?"
@@ -353,13 +353,13 @@ def _habit(m: re.Match[str]) -> Draft | None:
 _Rule = tuple[tuple[str, ...], re.Pattern[str], Builder]
 _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Builder], ...] = (
     ("imo", ("name", "call", "go by"),
-     re.compile(rf"^(?:my name is|my name's|i'm called|i am called|(?:you can |please )?call me|people call me|i go by)\s+(?P<v>[^\W\d_][\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*){{0,2}})(?:\s+(?:from now on|please|instead|now|by the way|btw))*$", _I), _name),
+     re.compile(rf"^(?:my name is|my name's|(?:the\s+)?name's|i'm called|i am called|(?:you can |please )?call me|people call me|i go by)\s+(?P<v>[^\W\d_][\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*){{0,2}})(?:\s+(?:from now on|please|instead|now|by the way|btw))*$", _I), _name),
     ("i", ("i'm", "i am", "this is"),
      re.compile(r"^(?:i'm|i am|this is)\s+(?P<v>(?-i:[A-Z][a-z]+)(?:\s+(?-i:[A-Z][a-z]+))?)(?:\s+(?:by the way|btw|here))?$", _I), _name),
     ("i", ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
      re.compile(r"^(?:i'm|i am|i just turned|i turned|i'll be|i will be)\s+(?P<v>\d{1,3})(?:\s*(?:years?|yrs?)(?:\s+old)?|\s*y/?o)?$", _I), _age),
     ("i", (" a ", " an "),
-     re.compile(rf"^(?:i'm|i am|i work as|i'm working as|i've been working as|i have been working as)\s+(?:currently\s+|now\s+)?(?P<art>a|an|the)\s+(?P<v>(?:[\w+#./-]+\s+){{0,3}}?{_JOBS}s?(?:\s+(?:in|of)\s+(?-i:[a-z])[^,;]*)?)(?:\s+(?:now|these days|by the way|btw|here|there))?$", _I), _occupation),
+     re.compile(rf"^(?:i'm|i am|i work as|i'm working as|i've been working as|i have been working as)\s+(?:currently\s+|now\s+|still\s+)?(?P<art>a|an|the)\s+(?P<v>(?:[\w+#./-]+\s+){{0,3}}?{_JOBS}s?(?:\s+(?:in|of)\s+(?-i:[a-z])[^,;]*)?)(?:\s+(?:now|these days|by the way|btw|here|there))?$", _I), _occupation),
     ("i", ("teach",),
      re.compile(rf"{_SUBJ}{_ADV}(?:teach|teaching)\s+(?P<v>[^,;]+)$", _I), _teaches),
     ("i", ("shift", "nights", "days", "weekends", "evenings"),
@@ -412,8 +412,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Builder], ...] = (
      re.compile(rf"^(?=.*\b(?:have time|free|available|busy|only)\b)(?=.*{_TIME})(?:i|we)\b[^;]+$", _I), _availability),
     ("imo", ("budget",),
      re.compile(r"\bbudget\b(?:\s+(?:for|on)\s+(?P<for>[^,;]+?))?(?:\s+(?:is|of|was|will be|would be|at))?\s+(?P<v>(?:[^,;]|(?<=\d),(?=\d))*\d(?:[^,;]|(?<=\d),(?=\d))*)$", _I), _budget),
-    ("i", ("want", "wanna", "plan", "hope", "hoping", "intend", "aim", "going to", "gonna", "trying", "preparing", "like to", "learning", "studying", "saving", "dream", "working towards", "looking to", "need to", "thinking"),
-     re.compile(rf"{_SUBJ}{_ADV}(?:want to|wanna|plan to|planning to|plan on|hope to|hoping to|intend to|aim to|going to|gonna|trying to|preparing to|would like to|'d like to|like to|learning|studying|saving (?:up )?for|dreaming of|dream of|working towards|looking to|need to|thinking about|thinking of)\s+(?P<v>[^;]+)$", _I), _goal),
+    ("i", ("want", "wanna", "plan", "hope", "hoping", "intend", "aim", "going to", "gonna", "trying", "preparing", "like to", "love to", "learning", "studying", "saving", "dream", "working towards", "looking to", "need to", "thinking"),
+     re.compile(rf"{_SUBJ}{_ADV}(?:want to|wanna|plan to|planning to|plan on|hope to|hoping to|intend to|aim to|going to|gonna|trying to|preparing to|would like to|'d like to|would love to|'d love to|like to|learning|studying|saving (?:up )?for|dreaming of|dream of|working towards|looking to|need to|thinking about|thinking of)\s+(?P<v>[^;]+)$", _I), _goal),
     ("i", ("can", "must", "have to", "got to", "not allowed", "should", "want to", "refuse"),
      re.compile(rf"^(?:i|we)\s+{_ADV}(?P<verb>can only|can't|cannot|must not|mustn't|must|have to|'ve got to|have got to|am not allowed to|shouldn't|should not|don't want to|do not want to|refuse to)\s+(?P<v>[^;]+)$", _I), _must),
     ("m", (" is ", " are ", " was ", "'s "),

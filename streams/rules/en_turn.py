@@ -33,20 +33,27 @@ from engram.core.text import EN_STOPWORDS
 from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, entities_in, sentences
+from .asides import is_wish_request, statements_around
+from .clauses import is_dangling_opinion, is_self_intro, is_vent, telegraphic, verb_first
+from .degree import en_graded
+from .irony import ironic_turn, praises
+from .tense import en_deadline, is_future, is_lasting, planned
 from .en import _JOBS, match_clause, strip_lead
 from .mood import is_hypothetical, is_momentary, is_sarcastic
 from .narrative import (dated, dropped_subject, front_time, is_event, is_gerund_subject, is_phatic,
                         is_presentative, is_task, narrative_draft)
 from .person import _objects, third_person
+from .quantities import en_bare_age, en_embedded_age
 
 _I = re.IGNORECASE
 _CLAUSE_SPLIT = re.compile(
     r"\s*;\s*|(?<!\d):\s+|\s+but\s+|,\s+(?:and\s+|so\s+|because\s+|but\s+)?|\s+[—–]\s+|\s+-\s+"
     r"|\s+(?:and|so|because)\s+(?=(?:i|i'm|i've|i'd|my|we|we're|we've)\b)"
-    r"|\s+and\s+(?=(?:then\s+|now\s+|also\s+)?(?:joined|moved|started|switched|quit|left|took|became|relocated)\b)",
+    r"|\s+and\s+(?=(?:then\s+|now\s+|also\s+)?(?:joined|moved|started|switched|quit|left|took|became|relocated)\b)"
+    r"|\s+and\s+(?=(?:also\s+|now\s+|really\s+)?(?:want|plan|hope|need|intend|would like|'d like|'d love)\s+to\b)",
     _I,
 )
-_FIRST = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|we've|my)\b", _I)
+_FIRST = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|we've|my|our)\b", _I)
 _FIRST_SUBJECT = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|we've)\b", _I)
 _OTHER = re.compile(r"^(?:he|she|they|his|her|their|they're|he's|she's|that's|this is|these|those|you|your)\b", _I)
 _IT = re.compile(r"^it(?:'s|\s+is|\s+was)?\b\s*", _I)
@@ -66,10 +73,10 @@ _FAMILY = (
     r"daughter|kids|children|child|baby|grandma|grandmother|grandpa|grandfather|twins?|fianc[ée]e?|family)"
 )
 _RELATIVE = re.compile(
-    rf"^my\s+(?:(?:older|younger|little|big|elder|oldest|youngest)\s+)?(?P<rel>{_FAMILY})\b", _I
+    rf"^(?:my|our)\s+(?:(?:older|younger|little|big|elder|oldest|youngest)\s+)?(?P<rel>{_FAMILY})\b", _I
 )
 _SOMEONE = re.compile(
-    r"^my\s+(?:best\s+)?(?:friend|boss|manager|colleague|coworker|co-worker|roommate|neighbou?r|team|teacher|"
+    r"^(?:my|our)\s+(?:best\s+)?(?:friend|boss|manager|colleague|coworker|co-worker|roommate|neighbou?r|team|teacher|"
     r"doctor|landlord|client|advisor|supervisor|lead|mentor)s?\b", _I
 )
 _STATIVE = re.compile(
@@ -78,7 +85,7 @@ _STATIVE = re.compile(
 )
 _ROLE_TAIL = re.compile(
     rf"^(?P<head>(?:i'm|i am|i work as|i'm working as)\s+(?:currently\s+|now\s+)?(?:a|an)\s+(?:[\w+#./-]+\s+){{0,3}}?"
-    rf"{_JOBS}s?)\s+(?P<tail>(?:at|for|with|working|doing|on|mostly|mainly)\b.*|in\s+(?-i:[A-Z]).*)$",
+    rf"{_JOBS}s?)\s+(?P<tail>(?:at|for|with|working|doing|on|mostly|mainly)\b.*|(?:in|from)\s+(?-i:[A-Z]).*)$",
     _I,
 )
 _WORK_AS = re.compile(rf"^(?P<head>i\s+(?:\w+\s+)?work\s+(?:at|for)\s+.+?)\s+as\s+(?P<job>(?:a|an)\s+.+)$", _I)
@@ -123,6 +130,8 @@ class _Turn:
     job_change: bool = False
     """The turn says the user changed jobs ("I left X", "joined"): "now I'm at Y" is the new employer."""
     task: bool = False
+    described: bool = False
+    """A self-description heading ("About me:") opened the turn: bare noun phrases after it are the user's."""
     """The turn asks the assistant for help: side events are context, not notes."""
 
 
@@ -131,14 +140,15 @@ def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
     out: list[Draft] = []
     split = sentences(text)
     task = any(is_task(strip_lead(sentence)) for sentence, _ in split)
+    ironic = len(split) > 1 and ironic_turn([sentence for sentence, _ in split])  # one sentence: is_sarcastic
     for sentence, is_question in split:
-        if is_hypothetical(sentence) or is_sarcastic(sentence):
+        if is_hypothetical(sentence) or is_sarcastic(sentence) or (ironic and praises(sentence)):
             continue
         clauses = _clauses(sentence)
         if is_question or is_request(strip_lead(sentence)):
-            clauses = _statements_before_question(clauses)
-        momentary = is_momentary(sentence)
-        turn = _Turn(job_change=bool(_JOB_CHANGE.search(text)), task=task)
+            clauses = statements_around(clauses, _statements_before_question(clauses))
+        momentary = is_momentary(sentence) and not is_future(sentence)
+        turn = _Turn(job_change=bool(_JOB_CHANGE.search(text)), task=task or is_vent(sentence))
         for clause in clauses:
             _clause(clause, turn, out, leftovers, momentary)
     return out
@@ -163,7 +173,17 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
     body = strip_lead(clause)
     if not body or is_phatic(body):
         return
+    if is_wish_request(body):
+        return
+    if is_self_intro(body):
+        turn.subject, turn.described = "user", True
+        return
     body, when = front_time(body)
+    noted = en_deadline(body) if turn.subject != "other" else None
+    noted = noted or (en_bare_age(body) if turn.subject == "user" or turn.named else None)
+    if noted is not None:
+        out.append(noted)
+        return
     if not _FIRST_SUBJECT.match(body) and turn.subject != "other":
         narrative = _embedded_preference(body) or narrative_draft(body, when)
         if narrative is not None:
@@ -178,15 +198,20 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
     body = _resolve(body, turn)
     if not body:
         return
+    age = en_embedded_age(body)
+    if age is not None:
+        out.append(age)
     for part in _role_parts(body):
-        draft = match_clause(part)
+        draft = en_graded(part, match_clause)
         if draft is None:
             event = is_event(part)
-            if turn.subject == "user" and _FIRST.match(part) and (not momentary or event) and not (turn.task and event):
+            if turn.subject == "user" and _FIRST.match(part) and (not momentary or event) \
+                    and not (turn.task and event and not is_lasting(part)):
                 _leftover(part, leftovers, when)
             continue
         if momentary and draft.type is T.USER_GOAL:
             continue
+        draft = planned(draft, part)
         out.append(draft)
         turn.named = turn.named or draft.attribute == "name"
         turn.antecedent = (draft.entities[0] if draft.entities else "") or turn.antecedent
@@ -220,6 +245,10 @@ def _resolve(body: str, turn: _Turn) -> str:
 
 
 def _implicit(body: str, turn: _Turn) -> str:
+    described = telegraphic(body) if turn.subject == "user" or turn.named else None
+    if described is not None:
+        turn.subject = "user"
+        return described
     role = None if is_gerund_subject(body) else _AS_ROLE.match(body)
     if role:
         turn.subject = "user"
@@ -235,6 +264,10 @@ def _implicit(body: str, turn: _Turn) -> str:
         turn.subject = "user"
         return ("I'm " if verb.group("verb").lower().endswith("ing") or verb.group("verb").lower() == "based"
                 else "I ") + body[:1].lower() + body[1:]
+    restored = verb_first(body) if turn.subject == "user" else None
+    restored = restored or (telegraphic(body, heading=True) if turn.described or turn.named else None)
+    if restored is not None:
+        return restored
     return body if turn.subject != "other" else ""
 
 
@@ -257,6 +290,8 @@ def _role_parts(body: str) -> list[str]:
     low = tail.lower()
     if low.startswith(("at ", "for ", "with ", "in ")):
         tail = f"I work {tail}"
+    elif low.startswith("from "):
+        tail = f"I'm {tail}"
     else:
         tail = f"I'm {tail}"
     return [m.group("head"), tail]
@@ -264,7 +299,7 @@ def _role_parts(body: str) -> list[str]:
 
 def relative_draft(body: str) -> Draft:
     """A stative fact about a relative, as the user's family fact ("User's sister lives in Paris")."""
-    text = "User's " + _objects(body[len("my "):])
+    text = "User's " + _objects(re.sub(r"^(?:my|our)\s+", "", body, flags=_I))
     return Draft(T.USER_FACT, text, 0.7, "family", None, False, entities_in(text, prose=True))
 
 
@@ -275,6 +310,8 @@ in a relative clause ("I finished the book you recommended"), leaves the clause 
 
 def _leftover(clause: str, leftovers: list[str], when: str = "") -> None:
     if _ADDRESSED.match(clause) or re.search(r"\byou\b", clause, _I) and not is_event(clause):
+        return
+    if is_dangling_opinion(clause):
         return
     count = content_words(clause)
     if count > 1 or (count and len(_WORD.findall(clause)) > 4) or (when and is_event(clause)):

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from .irony import is_ironic
+
 _I = re.IGNORECASE
 _EN_HYPOTHETICAL = re.compile(
     r"^(?:(?:and|but|so|well|oh|honestly|hmm+|ok(?:ay)?)\b[,\s]*)*"
@@ -50,10 +52,10 @@ def is_hypothetical(sentence: str) -> bool:
 
 
 def is_sarcastic(sentence: str) -> bool:
-    """An ironic cue together with a hyperbolic positive."""
+    """An ironic cue together with a hyperbolic positive, or praise for a nuisance (`irony`)."""
     en = _EN_IRONY_CUE.search(sentence) and _EN_HYPERBOLE.search(sentence)
     zh = _ZH_IRONY_CUE.search(sentence) and (_ZH_HYPERBOLE.search(sentence) or _EN_HYPERBOLE.search(sentence))
-    return bool(en or zh)
+    return bool(en or zh) or is_ironic(sentence)
 
 
 def is_momentary(sentence: str) -> bool:

@@ -16,6 +16,7 @@ _FIXED: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^i\s*'\s*d\b|^i would\b", "User would"),
         (r"^i was\b", "User was"),
         (r"^my\b", "User's"),
+        (r"^our\b", "User's"),
         (r"^i (?:don't|do not|dont)\b", "User doesn't"),
         (r"^i (?:can't|cannot|can not)\b", "User can't"),
         (r"^i (?:won't|will not)\b", "User won't"),
@@ -27,7 +28,9 @@ _FIXED: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 _LEADING_VERB = re.compile(r"^i\s+(?P<adv>(?:(?:only|really|also|still|just|usually|always|often|never|sometimes|"
                            r"normally|typically|regularly|mostly|generally|actually|now|finally|recently|even|once|first|already|"
                            r"totally|eventually|both|all)\s+)*)(?P<verb>[a-z]+)\b", _I)
-_MODALS = frozenset("can could should would will must might may shall need".split())
+_MODALS = frozenset("can could should would will must might may shall".split())
+_BASE_IN_ED = frozenset("need feed bleed breed speed proceed succeed exceed heed seed weed embed shed wed".split())
+"""Base verbs that end in "ed" like a past form ("I need" -> "User needs")."""
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is"}
 _PAST = frozenset(
     """went was were had got made took saw did said came gave found knew thought told became left felt
@@ -52,7 +55,7 @@ _OBJECT_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
 def conjugate(verb: str) -> str:
     """Third-person singular present of a base verb; past forms and modals unchanged."""
     low = verb.lower()
-    if low in _MODALS or low in _PAST or low.endswith("ed"):
+    if low in _MODALS or low in _PAST or low.endswith("ed") and low not in _BASE_IN_ED:
         return verb
     if low in _IRREGULAR:
         return _IRREGULAR[low]

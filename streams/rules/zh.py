@@ -16,6 +16,10 @@ from collections.abc import Callable
 from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, first_draft, entities_in, sentences, squeeze_cjk, topic_of, zh_object
+from .degree import zh_graded
+from .clauses import is_self_intro, learns_how, zh_possessed_place, zh_without_still
+from .quantities import zh_duration, zh_measured, zh_role_duration
+from .tense import planned, zh_deadline, zh_timed
 from .mood import is_hypothetical, is_momentary, is_sarcastic
 
 _LEAD = re.compile(
@@ -43,16 +47,16 @@ _STATIVE = re.compile(r"^(?:是|在|住|有|喜欢|也是|今年|已经|刚|叫|
 _TOPIC_LEAD = re.compile(r"^(?:关于|至于)?(?P<t>[^,，。我]{1,6})(?:方面|这块|这方面|上面)(?=我)")
 _FOLLOW_UP = re.compile(r"打给我|联系我|发这里|发到这|发给我|找我|打这个|加我")
 _CONTINUES = re.compile(
-    r"^(?:主要|平时|一般|经常|通常|也|还|都|一直|正在|在做|在学|会|能|可以|每天|每周|打算|准备|想|喜欢|负责|用|做|写|学|只)"
+    r"^(?:明年|今年|下半年|上半年|下个月|年底|年后|下学期|不太|不怎么|有点|特别|主要|平时|一般|经常|通常|也|还|都|一直|正在|在做|在学|会|能|可以|每天|每周|打算|准备|想|喜欢|负责|用|做|写|学|只)"
 )
 """A subject-less clause that opens with an adverb or a verb continues the user as subject
 ("我是前端工程师，主要用React"); one that opens with a noun has a subject of its own ("面试经常问")."""
 _JOB_CHANGE = re.compile(r"跳槽|离职|换工作|换了工作|入职|跳到|去了")
-_CLAUSE_SPLIT = re.compile(r"[,;，；：]+|(?<!\d):(?!\d)|(?=但是|不过|可是)")
+_CLAUSE_SPLIT = re.compile(r"[,;，；：]+|(?<!\d):(?!\d)|(?<=[\u4e00-\u9fff]):|(?=但是|不过|可是)")
 _QUESTION = re.compile(
     r"(?:吗|么|呢|不)$|什么|怎么|如何|为什么|为啥|哪里|哪儿|哪个|哪些|多少|是否|能不能|可不可以|是不是|有没有|要不要"
 )
-_ADV = r"(?:现在|目前|最近|已经|也|还|都|一直|正在|今年|去年|前年|上个月|上周|刚刚|刚|平时|其实|真的|本来|原来|从小|一向|向来|就)*"
+_ADV = r"(?:现在|目前|最近|已经|还是|依然|仍然|照样|也|还|都|一直|正在|今年|去年|前年|上个月|上周|刚刚|刚|平时|其实|真的|本来|原来|从小|一向|向来|就)*"
 _NOT_FACT = re.compile(
     r"^(?:想问|想知道|想请教|想了解|不知道|不懂|不明白|不清楚|觉得|认为|感觉|猜|看看|试试|问一下|问问|说|刚才|刚刚说)"
     r"|帮我|给我|告诉我|请|麻烦|我$"
@@ -80,9 +84,9 @@ def _gender(m: re.Match[str]) -> Draft:
     return Draft(T.USER_PROFILE, f"用户是{m.group('v')}", 0.85, "gender")
 
 
-def _occupation(m: re.Match[str]) -> Draft | None:
+def _occupation(m: re.Match[str]) -> Draft | tuple[Draft, ...] | None:
     job = _v(m)
-    return Draft(T.USER_PROFILE, f"用户是{job}", 0.9, "occupation", topic_of(job), False, entities_in(job))
+    return zh_role_duration(job) or Draft(T.USER_PROFILE, f"用户是{job}", 0.9, "occupation", topic_of(job), False, entities_in(job))
 
 
 _ORG = re.compile(
@@ -123,6 +127,8 @@ def _role_at(m: re.Match[str]) -> tuple[Draft, ...] | None:
     role = Draft(T.USER_PROFILE, f"用户是{job}", 0.9, "occupation", topic_of(job), False, entities_in(job))
     if _ORG.search(place) and not place.startswith(("一家", "一个", "家")):
         return (Draft(T.USER_PROFILE, f"用户在{place}工作", 0.85, "company", None, False, (place,)), role)
+    if not _ORG.search(place) and not place.startswith(("一家", "一个", "家")) and len(place) <= 6:
+        return (role, Draft(T.USER_FACT, f"用户在{place}工作", 0.8, "location", None, False, (place,)))
     return (role,)
 
 
@@ -305,7 +311,8 @@ _JOB = (
     r"研究生|博士生|博士|硕士生|本科生|高中生|初中生|学生|分析师|科学家|研究员|作家|记者|编辑|厨师|司机|公务员|"
     r"创业者|自由职业者|工人|测试|运维|前端|后端|全栈|主播|画家|演员|歌手|摄影师|翻译|顾问|工作者|专员|主管|总监|"
     r"老板|产品|策划|财务|人事|行政|客服|文员|出纳|审计|法务|采购|保安|护工|导游|空乘|警察|消防员|军人|农民|店主|"
-    r"会计师|快递员|外卖员|CEO|CTO|PM|HR|DBA|UI|UX|SWE|SRE"
+    r"会计师|快递员|外卖员|组长|队长|店长|主任|负责人|合伙人|创始人|校长|院长|厂长|部长|科长|处长|"
+    r"CEO|CTO|PM|HR|DBA|UI|UX|SWE|SRE"
     r"|(?i:[a-z+#.\- ]*(?:engineer|developer|scientist|designer|manager|analyst|programmer|architect|consultant)))"
 )
 _NUM = r"(?:\d{1,3}|[一二三四五六七八九十两]{1,3})"
@@ -317,6 +324,7 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(r"^(?:的)?(?:名字|姓名|全名)(?:是|叫)(?P<v>.{1,12})$"), _name),
     (re.compile(r"^叫(?P<v>[^,，。]{1,12})$"), _name),
     (re.compile(rf"^(?:今年|已经|现在|快)?(?P<v>{_NUM})(?:周)?岁"), _age),
+    (re.compile(rf"^今年(?P<v>{_NUM})(?:了)?$"), _age),
     (re.compile(r"^是(?:一个|一名|个)?(?P<v>男生|女生|男的|女的|男性|女性|男人|女人|男孩|女孩)$"), _gender),
     (re.compile(rf"^{_ADV}(?:是|做|当|从事)(?:一名|一个|一位|个|名|位)?(?P<v>[^,，。]{{0,16}}?{_JOB})(?:的)?(?:工作)?$"), _occupation),
     (re.compile(r"^(?:的)?(?:职业|工作|本职)是(?P<v>.{1,16})$"), _occupation),
@@ -338,7 +346,7 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(r"^(?P<how>毕业于|在)(?P<v>[^,，。]{1,16}?(?:大学|学院|学校|中学))(?:读书|上学|读研|读博|念书|毕业)?$"), _education),
     (re.compile(r"^对(?P<v>[^,，。]{1,12})过敏$"), _allergy),
     (re.compile(rf"^{_ADV}(?P<neg>不再|不太|不怎么|不是很|一点也不|一点都不|不|没那么)(?P<verb>喜欢|爱|喜爱|偏好|习惯)(?P<v>[^,，。]{{1,24}})$"), _dislike),
-    (re.compile(rf"^{_ADV}(?P<neg>讨厌|厌恶|受不了|反感|烦)(?P<verb>)(?P<v>[^,，。]{{1,24}})$"), _dislike),
+    (re.compile(rf"^{_ADV}(?P<neg>讨厌|厌恶|受不了|反感|烦|害怕|怕)(?P<verb>)(?P<v>[^,，。]{{1,24}})$"), _dislike),
     (re.compile(rf"^{_ADV}(?P<neg>不能|没法|无法)(?P<verb>吃|喝|碰|用|熬夜)(?P<v>[^,，。]{{0,16}})$"), _cannot),
     (re.compile(rf"^{_ADV}(?P<neg>不|从不|从来不|不再|很少)(?P<verb>吃|喝|抽|碰|用|看|玩)(?P<v>[^,，。]{{1,16}})$"), _dislike),
     (re.compile(rf"^{_ADV}(?:很|非常|特别|比较|最|挺|超级|超|更)*(?P<verb>喜欢|热爱|偏好|偏爱|喜爱|爱吃|爱喝|爱玩|爱看|爱|迷上了|擅长|习惯)(?P<v>[^,，。]{{1,24}})$"), _like),
@@ -401,7 +409,9 @@ def user_drafts(text: str, leftovers: list[str], carried: bool = False) -> list[
 def _clause(clause: str, carried: bool, out: list[Draft], leftovers: list[str], momentary: bool,
             job_change: bool) -> bool:
     """Handle one clause; returns whether the user is (still) the explicit subject."""
-    body = _LEAD.sub("", clause)
+    body = zh_without_still(_LEAD.sub("", clause))
+    if is_self_intro(body) and not _SELF.match(body):
+        return True
     value = _VALUE.match(body) if "对我" in body else None
     if value is not None:
         what = zh_object(value.group("x")).removesuffix("的").removesuffix("是")
@@ -422,16 +432,27 @@ def _clause(clause: str, carried: bool, out: list[Draft], leftovers: list[str], 
             return False
     elif _OTHER_SUBJECT.match(body) and not body.startswith(("你以后", "你们以后", "你今后")):
         return False
-    if not body or _QUESTION.search(body) or _FOLLOW_UP.search(body):
+    if not body or _QUESTION.search(body) and not learns_how(body) or _FOLLOW_UP.search(body):
         return subject is not None or carried
-    drafts = _match(body) or _employer(body, job_change)
+    drafts = zh_timed(body, _graded) or _employer(body, job_change) or zh_deadline(body)
     if momentary:
         drafts = tuple(d for d in drafts if d.type is not T.USER_GOAL)
+    drafts = tuple(planned(d, body) for d in drafts)
+    measured = (zh_measured(body) or zh_duration(body)) if not drafts and subject is None and carried else None
+    if measured is not None:
+        drafts = (measured,)
+    place = zh_possessed_place(body) if not drafts and subject is None and carried else None
+    if place is not None:
+        drafts = (Draft(T.USER_FACT, place, 0.7, None, None, False, entities_in(place)),)
     out.extend(drafts)
     if not drafts and (subject is not None or (carried and _CONTINUES.match(body))) and not momentary \
             and len(body) >= 4 and not _NOT_FACT.search(body):
         leftovers.append("用户" + body)
     return subject is not None or carried
+
+
+def _graded(body: str) -> tuple[Draft, ...]:
+    return zh_graded(body, _match)
 
 
 def _employer(body: str, job_change: bool) -> tuple[Draft, ...]:

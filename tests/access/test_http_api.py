@@ -217,10 +217,20 @@ def test_forget_everything_reaches_every_projection_and_recall_comes_back_empty(
 def test_a_recall_that_cannot_run_within_its_deadline_returns_nothing(deployment: Deployment) -> None:
     d = deployment
     user = _user_with_facts(d)
-    with d.backend.exclusive():  # the single-threaded runtime is busy
+    from tests.unit.test_recall_deadline import BlockingStore
+
+    runtime = d.backend.runtime
+    real = runtime.reader
+    blocked = BlockingStore(real, {"has_user", "has_session", "list_cards", "persona_memories", "search_memories",
+                                   "latest_summary", "recent_turns"})
+    runtime.reader = blocked  # type: ignore[assignment]
+    try:  # every store read is stuck
         start = time.perf_counter()
         body = _recall(d, user, "What tea do I like?", deadline_ms=100).json()
         elapsed = time.perf_counter() - start
+    finally:
+        runtime.reader = real
+        blocked.release.set()
     assert body["degraded"] and body["context"] == "" and not body["injected"]
     assert elapsed < 2.0
     assert _recall(d, user, "What tea do I like?", deadline_ms=5000).json()["injected"]

@@ -175,7 +175,7 @@ def test_version_and_data_after_the_subcommand(tmp_path: Path, turns_file: Path)
     assert (tmp_path / "late" / "engram.db").exists()
 
 
-def test_a_write_command_is_refused_while_a_server_holds_the_folder(tmp_path: Path, turns_file: Path) -> None:
+def test_a_command_is_refused_while_a_server_holds_the_folder(tmp_path: Path, turns_file: Path) -> None:
     from engram.access.backend import EmbeddedBackend
 
     data = tmp_path / "data"
@@ -189,8 +189,11 @@ def test_a_write_command_is_refused_while_a_server_holds_the_folder(tmp_path: Pa
                                 capture_output=True, text=True, timeout=120)
     finally:
         server.close()
-    assert forgot.returncode != 0 and "already served" in forgot.stderr and "Traceback" not in forgot.stderr
-    assert listed.returncode == 0 and "前端" in listed.stdout
+    assert forgot.returncode != 0 and "in use by process" in forgot.stderr and "Traceback" not in forgot.stderr
+    # reads too: a command opens the runtime (which may finish a forget) and a recall logs its observation
+    assert listed.returncode != 0 and "in use by process" in listed.stderr and "Traceback" not in listed.stderr
+    assert "前端" in subprocess.run([*engram, "memories", "--tenant", "t1", "--user", "u1"], capture_output=True,
+                                  text=True, timeout=120).stdout
 
 
 def test_ingest_and_replay_go_through_the_runtime_port(run, tmp_path: Path) -> None:
@@ -201,7 +204,7 @@ def test_ingest_and_replay_go_through_the_runtime_port(run, tmp_path: Path) -> N
     path.write_text(_line("m1", "I live in Porto") + "\n", encoding="utf-8")
     with EmbeddedBackend.open(tmp_path / "data"):  # what `engram serve` holds
         busy = run("ingest", str(path))
-        assert busy.exit_code == 1 and "already served by another Engram process" in busy.output
+        assert busy.exit_code == 1 and "in use by process" in busy.output
         assert run("replay").exit_code == 1
     assert run("ingest", str(path)).exit_code == 0
     replay = run("replay")

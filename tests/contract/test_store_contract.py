@@ -19,7 +19,40 @@ T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 EMBED = HashingEmbedder()
 
 
-@pytest.fixture(params=["embedded", pytest.param("weaviate", marks=pytest.mark.weaviate),
+class CommittedStore:
+    """The embedded store as the runtime uses it: each write through the writer store in its own committed
+    transaction (announced to the snapshots), each read on the reader's own connection and snapshots."""
+
+    WRITES = frozenset({"upsert_memory", "delete_memory", "upsert_summary", "upsert_card", "add_turn",
+                        "forget_context", "clear"})
+
+    def __init__(self, path: Path) -> None:
+        from engram.projections.embedded_reader import EmbeddedReader
+        from engram.projections.snapshots import Published
+
+        self.db = open_database(path)
+        self.writer = EmbeddedStore(self.db, EMBED.dimensions)
+        self.published = Published()
+        self.reader = EmbeddedReader(path, EMBED.dimensions, self.published)
+
+    def __getattr__(self, name: str) -> object:
+        if name not in self.WRITES:
+            return getattr(self.reader, name)
+        from engram.runtime.engine import _Tx
+
+        def write(*args: object, **kwargs: object) -> object:
+            with _Tx(self.db, self.writer.forget_cache, self.writer.changes, self.published):
+                result = getattr(self.writer, name)(*args, **kwargs)
+                self.writer.flush()
+            return result
+        return write
+
+    def close(self) -> None:
+        self.reader.close()
+        self.db.close()
+
+
+@pytest.fixture(params=["embedded", "embedded-reader", pytest.param("weaviate", marks=pytest.mark.weaviate),
                         pytest.param("weaviate-sealed", marks=pytest.mark.weaviate)])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
     if request.param.startswith("weaviate"):
@@ -34,6 +67,11 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStor
         weaviate_store.clear()
         yield weaviate_store
         weaviate_store.close()
+        return
+    if request.param == "embedded-reader":
+        split = CommittedStore(tmp_path / "store.db")
+        yield split  # type: ignore[misc]
+        split.close()
         return
     db = open_database(tmp_path / "store.db")
     yield EmbeddedStore(db, EMBED.dimensions)

@@ -1,0 +1,76 @@
+"""What the assistant committed to, versus options it laid out and decisions it left to someone else.
+
+Three mechanisms for confirmed assistant text:
+
+- commitment: "I'll / we'll / I will" (Chinese "我来/我帮你/我会 … 整理/提醒/跟进")
+  followed by a doing verb and its object is
+  an action the assistant owes ("I'll email you the checklist by Thursday"),
+  whatever the verb; verbs that promise nothing ("keep in mind", "think about",
+  "try", "see", "be happy to") are not commitments. A commitment joined to a
+  decision by "and" is its own clause ("the freeze is Friday and I'll write the
+  changelog") and the confirmed statement before it ("Agreed, the freeze is
+  Friday") is the decision.
+- options: a clause that lists alternatives or offers a possibility ("you could",
+  "the options are", "either … or", "可以考虑", "也可以", "要么") decides nothing.
+- deferral: a sentence that hands the decision to someone else ("that's your
+  lead's call", "once she decides", "up to you", "要等老板决定", "由你们定",
+  "待定") records nothing, not even the plan made conditional on it.
+"""
+
+from __future__ import annotations
+
+import re
+
+_I = re.IGNORECASE
+_EN_COMMIT = re.compile(
+    r"\b(?:i|we)(?:'ll| will| am going to|'m going to| are going to|'re going to)\s+"
+    r"(?!(?:keep|bear|think|try|see|consider|be happy|be glad|need|have to|let you know if|wait|look into whether)\b)"
+    r"(?:(?:also|then|now|first|personally|gladly)\s+)?[a-z]{2,}\b\s+\S+", _I)
+_ZH_COMMIT = re.compile(r"(?:我|我们)(?:来|负责)[\u4e00-\u9fffA-Za-z]{2,}"
+                        r"|(?:我|我们)(?:帮你|帮您|给你|给您|替你|会|将|每天|每周[一二三四五六日天]?|以后)"
+                        r"(?:[^，,。]{0,8}?)(?:整理|汇总|发|提醒|检查|跟进|写|做|准备|安排|更新|同步|盯|处理|提交|通知|推送|联系|预订|订)")
+_EN_COMMIT_SPLIT = re.compile(r"\s+and\s+(?=(?:i|we)(?:'ll| will)\b)", _I)
+_EN_STATEMENT = re.compile(r"^(?:the|our|your|this|that)\s+[\w' -]{2,40}?\s+(?:is|are|will be|stays|goes)\s+\S+", _I)
+_EN_OPTION = re.compile(
+    r"\b(?:you|we) (?:could|might|may)\b|\b(?:the )?options? (?:is|are|include)\b|\beither\b.+\bor\b|"
+    r"\balternatively\b|\bone option\b|\banother option\b|\bif you prefer\b|\bor maybe\b", _I)
+_EN_DEFERRAL = re.compile(
+    r"\b(?:your|their|his|her|the [\w ]{1,20}'s|[\w]+'s) (?:call|decision)\b|\bup to (?:you|your|them|him|her|the)\b|"
+    r"\bonce (?:you|she|he|they|your [\w ]{1,20}) (?:decides?|confirms?|signs? off|approves?)\b|"
+    r"\b(?:to be decided|tbd|not decided yet|still undecided|pending (?:approval|a decision|sign-off))\b|"
+    r"\bdepends on (?:what|whether|your|their)\b|\bwait(?:ing)? for (?:your|their|his|her|the [\w ]{1,20}) (?:call|decision|approval)\b",
+    _I)
+_ZH_OPTION = re.compile(r"可以考虑|也可以|或者|要么|还可以选|可选(?:的)?(?:方案|有)|备选")
+_ZH_DEFERRAL = re.compile(
+    r"等[^，,。]{0,12}(?:决定|拍板|确认|定夺|定了|批准)|由[^，,。]{0,12}(?:决定|定|拍板)|[^，,。]{0,8}说了算|"
+    r"取决于|待定|还没定|未定|看[^，,。]{0,8}(?:的意思|怎么定|决定)")
+
+
+def en_commitment(clause: str) -> bool:
+    """An "I'll <verb> <object>" promise that is not a hedge ("I'll keep that in mind")."""
+    return _EN_COMMIT.search(clause) is not None
+
+
+def zh_commitment(clause: str) -> bool:
+    """ "我帮你汇总本周进展", "我每天检查一次": the assistant takes a task on."""
+    return _ZH_COMMIT.search(clause) is not None
+
+
+def en_split(sentence: str) -> list[str]:
+    """A decision and a commitment joined by "and" ("… is Friday and I'll write …"), as two clauses."""
+    return _EN_COMMIT_SPLIT.split(sentence)
+
+
+def en_confirmed_statement(clause: str) -> bool:
+    """A plain statement in a confirmed sentence ("Agreed, the API freeze is Friday") is the decision."""
+    return _EN_STATEMENT.match(clause) is not None
+
+
+def is_option(clause: str) -> bool:
+    """A clause that lays out alternatives instead of deciding."""
+    return bool(_EN_OPTION.search(clause) or _ZH_OPTION.search(clause))
+
+
+def is_deferred(sentence: str) -> bool:
+    """A sentence that leaves the decision to someone else."""
+    return bool(_EN_DEFERRAL.search(sentence) or _ZH_DEFERRAL.search(sentence))

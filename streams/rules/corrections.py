@@ -1,0 +1,168 @@
+"""Corrections that name what they correct ("Sorry, not Utrecht, I meant Eindhoven", "说错了，不是美团，是滴滴").
+
+Mechanism (named correction): such a sentence carries no subject of its own -
+only the wrong value and the right one. The rules note it as a correction
+(`User corrected "Utrecht" to "Eindhoven"`); consolidation then finds the
+user's latest active memory that holds the wrong value, writes the same note
+with the right value in the same type and slot, and retires the old one. A
+correction of a value no memory holds is discarded: on its own it says nothing.
+
+A statement that rejects an alternative in passing ("I work at Deloitte, not
+PwC", "我是产品经理，不是项目经理") is read twice: as the statement without
+"not PwC", and as a correction of PwC to the words just before it, so a memory
+that still holds PwC is rewritten. Only first-person statements count: "my
+brother is a doctor, not a nurse" corrects nothing of the user's.
+
+Frames (after an optional cue: sorry, oops, correction, my bad, 说错了, 更正…):
+"not X, I meant / it's / but Y", "I meant Y, not X", "I said X but I meant Y",
+"不是X，是Y", "X说错了，是Y", "应该是Y，不是X". A frame with a subject of its own
+("我不是学生，是老师", "I'm not a nurse, I'm a midwife") is a plain statement
+for the ordinary rules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from engram.schemas.memory import Candidate, MemoryRecord, MemoryType as T
+
+from .common import CJK, Draft, clean, en_object, sentences
+
+_I = re.IGNORECASE
+_EN_CUE_WORDS = (r"sorry|oops|whoops|correction|my bad|my mistake|wait|no|actually|typo|i misspoke|scratch that|oh|ah|well|hmm|um|"
+                 r"i got (?:that|it) wrong(?: earlier| before)?|i was wrong(?: earlier| before)?|let me correct (?:that|myself)")
+_EN_CUE = rf"(?:(?:{_EN_CUE_WORDS})\b[,:!.]?\s*(?:[-–—]\s*)?)*"
+_VALUE = r"(?:(?!\s[-–—]\s)[^,;.!?]){1,40}?"
+_TAIL = r"(?:\s+[-–—]\s+.*)?"
+_RELATIVES = (r"sister|brother|wife|husband|partner|girlfriend|boyfriend|mom|mum|mother|dad|father|parents|son|daughter|"
+              r"kids?|children|child|friend|boss|manager|colleague|coworker|roommate|neighbou?r|cousin|aunt|uncle|niece|"
+              r"nephew|grand\w+|in-laws?|\w+-in-law|fianc[ée]e?|teacher|doctor|landlord|landlady|client|coach|tutor|"
+              r"mentor|team|family|baby|twins?|step\w+|ex")
+"""Whose statements are not the user's: "my cousin is a plumber, not an electrician" corrects nothing."""
+_EN_FRAMES = (
+    re.compile(rf"^{_EN_CUE}(?:it's\s+|it is\s+)?not\s+(?P<old>{_VALUE})\s*[,;-]+\s*(?:i meant|i mean|it's|it is|rather|but|it was)\s+"
+               rf"(?P<new>{_VALUE}){_TAIL}$", _I),
+    re.compile(rf"^{_EN_CUE}i meant\s+(?P<new>{_VALUE})\s*,?\s*not\s+(?P<old>{_VALUE}){_TAIL}$", _I),
+    re.compile(rf"^{_EN_CUE}i said\s+(?P<old>{_VALUE})(?:\s+(?:earlier|before|just now))?\s*,?\s*(?:but\s+)?"
+               rf"i\s+(?:actually\s+|really\s+)?meant\s+(?P<new>{_VALUE}){_TAIL}$", _I),
+    re.compile(rf"^{_EN_CUE}(?:it's|it is)\s+(?P<new>{_VALUE})\s*,?\s*not\s+(?P<old>{_VALUE}){_TAIL}$", _I),
+)
+_EN_REJECTED = re.compile(rf"^(?P<head>(?:i|i'm|i am|i've|i work|i live|my\s+(?!(?:{_RELATIVES})\b)\w+)\b.*?)"
+                          rf"\s*,?\s+(?:and\s+)?not\s+(?P<old>(?:an?\s+|the\s+)?[\w'-]+(?:\s+[\w'-]+)?)$", _I)
+_ZH_REJECTED = re.compile(r"^(?P<head>我(?![的]?(?:老婆|老公|爸|妈|哥|姐|弟|妹|儿子|女儿|孩子|朋友|同事))[^,，。]+?)[,，]\s*(?:而)?不是(?P<old>[^,，。]{1,12})$")
+_EN_CUE_ONLY = re.compile(rf"^(?:(?:{_EN_CUE_WORDS})\b[,:!.]?\s*(?:[-–—]\s*)?)+", _I)
+_ZH_CUE_ONLY = re.compile(r"^(?:我)?(?:刚才|之前|前面)?(?:不好意思|抱歉)?[,，]?(?:记错了|搞错了|弄错了|说反了|说错了|打错了|写错了|口误|更正一下|更正|纠正一下|纠正)[,，:：!！。]?\s*")
+_ZH_CUE = r"(?:(?:记错了|搞错了|弄错了|说反了|说错了|打错了|写错了|口误|更正一下|更正|纠正一下|纠正|不好意思|抱歉|不对)[,，:：!！。]?\s*)*"
+_ZH_VALUE = r"[^,，;；。!！?？是]{1,16}"
+_ZH_FRAMES = (
+    re.compile(rf"^{_ZH_CUE}不是(?P<old>{_ZH_VALUE})[,，]\s*(?:而)?(?:应该)?是(?P<new>{_ZH_VALUE})$"),
+    re.compile(rf"^{_ZH_CUE}(?:应该)?是(?P<new>{_ZH_VALUE})[,，]\s*不是(?P<old>{_ZH_VALUE})$"),
+    re.compile(rf"^(?P<old>{_ZH_VALUE})(?:说错了|打错了|写错了)[,，]\s*(?:应该)?是(?P<new>{_ZH_VALUE})$"),
+)
+_MAY_CORRECT = re.compile(r"not\b|meant|不是|错|更正|纠正|口误", _I)
+"""Every frame needs one of these: most turns skip the correction reading with one scan."""
+_NOTE = re.compile(r'^User corrected "(?P<old>[^"]+)" to "(?P<new>[^"]+)"$|^用户更正：(?P<zold>[^→]+)→(?P<znew>.+)$')
+_NOT_VALUE = re.compile(r"^(?:that|this|it|what i|sure|really|quite|so|too|me|you)\b", _I)
+
+
+def named_correction(sentence: str) -> tuple[str, str] | None:
+    """`(wrong value, right value)` when the sentence is a correction that names both."""
+    text = sentence.strip().rstrip("。.!！")
+    frames = _ZH_FRAMES if CJK.search(text) else _EN_FRAMES
+    for frame in frames:
+        m = frame.match(text)
+        if m is None:
+            continue
+        old, new = clean(m.group("old")), clean(m.group("new"))
+        if old and new and old.lower() != new.lower() and not _NOT_VALUE.match(old) and not _NOT_VALUE.match(new):
+            return old, new
+    return None
+
+
+def rejected_alternative(sentence: str) -> tuple[str, str, str] | None:
+    """ "I work at Deloitte, not PwC" -> `("PwC", "Deloitte", "I work at Deloitte")`: the statement without its
+    rejected alternative, and the alternative as the wrong value of a correction (the right one has as many
+    words, or characters in Chinese, just before it)."""
+    text = sentence.strip().rstrip("。.!！")
+    zh = CJK.search(text) is not None
+    m = (_ZH_REJECTED if zh else _EN_REJECTED).match(text)
+    if m is None:
+        return None
+    head, old = m.group("head").rstrip(" ,，"), clean(m.group("old"))
+    old = re.sub(r"^(?:(?:just|only|even|really|actually|an?|the)\s+)+", "", old, flags=_I)
+    if zh:
+        new = head[-len(old):]
+    else:
+        head = en_object(head)  # "I live in Vancouver now" -> the value ends at "Vancouver"
+        words = head.split()
+        new = " ".join(words[-len(old.split()):]) if len(words) > len(old.split()) else ""
+    new = clean(new)
+    if not old or not new or old.lower() == new.lower() or _NOT_VALUE.match(old) or _NOT_VALUE.match(new):
+        return None
+    return old, new, head + ("。" if zh else ".")
+
+
+def correction_drafts(text: str) -> tuple[str, list[Draft]]:
+    """The turn without correction cues and named-correction frames, and a correction note for each correction.
+
+    A statement with a rejected alternative ("I'm 29, not 28") stays, without the alternative, for the rules.
+    """
+    if not _MAY_CORRECT.search(text):
+        return text, []
+    kept, drafts = [], []
+    for sentence, _ in sentences(text):
+        cue = _ZH_CUE_ONLY if CJK.search(sentence) else _EN_CUE_ONLY
+        bare = cue.sub("", sentence).strip()
+        pair = named_correction(sentence)
+        rejected = rejected_alternative(bare) if pair is None else None
+        if rejected is not None:
+            pair = rejected[:2]
+            kept.append(rejected[2])
+        if pair is None:
+            kept.append(sentence)
+            continue
+        old, new = pair
+        content = f"用户更正：{old}→{new}" if CJK.search(old + new) else f'User corrected "{old}" to "{new}"'
+        drafts.append(Draft(T.USER_FACT, content, 0.8, None, None, False, ()))
+    return (" ".join(kept), drafts) if drafts else (text, [])
+
+
+def parse_correction_note(content: str) -> tuple[str, str] | None:
+    """`(wrong, right)` of a correction note written by `correction_drafts`, else None."""
+    m = _NOTE.match(content)
+    if m is None:
+        return None
+    return (m.group("old"), m.group("new")) if m.group("old") else (m.group("zold"), m.group("znew"))
+
+
+def holds_value(content: str, value: str) -> bool:
+    """The value appears in the content: as a substring in Chinese, as whole words otherwise."""
+    if CJK.search(value):
+        return value in content
+    return re.search(rf"(?<![\w]){re.escape(value)}(?![\w])", content, _I) is not None
+
+
+def corrected_content(content: str, old: str, new: str) -> str:
+    """The content with the wrong value replaced by the right one."""
+    if CJK.search(old):
+        return content.replace(old, new)
+    return re.sub(rf"(?<![\w]){re.escape(old)}(?![\w])", new.replace("\\", r"\\"), content, flags=_I)
+
+
+def latest_holding(memories: Iterable[MemoryRecord], old: str, new: str) -> MemoryRecord | None:
+    """The most recently updated user memory that holds the wrong value and not yet the right one."""
+    found = [m for m in memories if not m.type.is_assistant and holds_value(m.content, old)
+             and not holds_value(m.content, new) and parse_correction_note(m.content) is None]
+    return max(found, key=lambda m: (m.updated_at, m.memory_id), default=None)
+
+
+def corrected_candidate(candidate: Candidate, target: MemoryRecord, old: str, new: str) -> Candidate:
+    """The target memory restated with the right value, as a candidate of the target's type and slot."""
+    attribute = target.slot.split(".", 1)[1] if "." in target.slot else None
+    entities = tuple(new if e == old else e for e in target.entities)
+    topic = corrected_content(target.topic, old, new) if target.topic else None
+    return Candidate(type=target.type, attribute=attribute, content=corrected_content(target.content, old, new),
+                     confidence=max(candidate.confidence, target.confidence), entities=entities,
+                     keywords=target.keywords, topic=topic, negated=target.negated,
+                     source_message_ids=candidate.source_message_ids)

@@ -1,0 +1,87 @@
+"""Quantities kept with their subject: an age, a salary of "2万", a team of "5个人", a bare "68" in an introduction.
+
+Mechanisms:
+
+- measured attribute (Chinese): in a turn where the user is the subject, a
+  subject-less clause made of a noun and an amount with its unit ("月薪大概1.8万",
+  "团队一共5个人", "房租每月3000块") is the user's attribute, noted whole with
+  its number ("用户的月薪大概1.8万"); a clause with no unit or amount is not.
+- stay duration (Chinese): "在四大实习过半年" keeps the place with how long.
+- role duration (Chinese): "做了4年Java开发" is the role and how long it has
+  been held, two notes, the number kept in the second.
+- bare age (English): in a list of facts about the user, a clause that is only
+  a number of years ("68", "41 years old") is the user's age.
+- embedded age (English): "a 27-year-old paramedic" / "I'm 27 and …" gives the
+  age as well as the rest of the clause.
+"""
+
+from __future__ import annotations
+
+import re
+
+from engram.schemas.memory import MemoryType as T
+
+from .common import Draft, entities_in, topic_of
+
+_I = re.IGNORECASE
+_ZH_AMOUNT = r"(?:\d+(?:\.\d+)?|[一二三四五六七八九十两百千半]+)"
+_ZH_UNIT = r"(?:万|千|k|K|w|W|块钱|块|元|个人|人|口人|名|位|岁|年|个月|公斤|斤|kg|cm|厘米|米|平米|平|套|辆|只|台|小时|天|次|篇|字|分)"
+_ZH_MEASURED = re.compile(
+    rf"^(?:每个?月|一个月|每年|一年|每周)?(?!一共|总共|大概|大约|差不多|才|只有|就|有|是)(?P<k>(?:(?![想要跳到去做在是有会能得把被给让打算准备])[\u4e00-\u9fff]){{1,4}}?)(?:大概|大约|差不多|一共|总共|才|只有|就|有|是|目前|现在|每个?月|一个月|每年|一年|每周|每天|税前|税后|左右)*(?:[\u4e00-\u9fff]{{1,2}}了)?"
+    rf"{_ZH_AMOUNT}\s*(?:[万千]\d|{_ZH_UNIT})(?:左右|出头|多|一个月|每月|一年)?$"
+)
+_ZH_NOT_KEY = re.compile(r"^(?:你|您|他|她|它|这|那|哪|谁|什么|多少|几)")
+_ZH_DURATION_FACT = re.compile(rf"^在[^,，。]{{1,10}}(?:工作|上班|实习|任职|读书|念书|生活|住|待)(?:过|了)?{_ZH_AMOUNT}(?:多)?(?:年|个月|周|天)(?:多)?(?:了)?$")
+_EN_BARE_AGE = re.compile(r"^(?P<v>\d{1,2})(?:\s*(?:years? old|yrs? old|yo|y/o))?$", _I)
+_EN_EMBEDDED_AGE = re.compile(
+    r"^(?:i'm|i am)\s+(?:a|an)\s+(?P<v>\d{1,2})[- ]year[- ]old\b|^(?:i'm|i am)\s+(?P<v2>\d{1,2})(?:\s+years old)?\s+and\b", _I)
+
+
+def zh_measured(body: str) -> Draft | None:
+    """ "月薪大概1.8万" said of the user -> "用户的月薪大概1.8万"."""
+    m = _ZH_MEASURED.match(body)
+    if m is None or _ZH_NOT_KEY.match(body):
+        return None
+    key = m.group("k")
+    return Draft(T.USER_FACT, f"用户的{body}", 0.7, None, topic_of(key), False, entities_in(body))
+
+
+def zh_duration(body: str) -> Draft | None:
+    """ "在四大实习过半年" said of the user -> "用户在四大实习过半年" (the place and how long, one note)."""
+    if _ZH_DURATION_FACT.match(body) is None:
+        return None
+    return Draft(T.USER_FACT, f"用户{body}", 0.7, None, None, False, entities_in(body))
+
+
+def en_bare_age(clause: str) -> Draft | None:
+    """A clause that is only an age ("68") in a list of facts about the user."""
+    m = _EN_BARE_AGE.match(clause.strip())
+    if m is None or not 10 <= int(m.group("v")) <= 110:
+        return None
+    return _age(m.group("v"))
+
+
+def en_embedded_age(clause: str) -> Draft | None:
+    """The age inside "I'm a 27-year-old paramedic" or "I'm 27 and …"."""
+    m = _EN_EMBEDDED_AGE.match(clause.strip())
+    if m is None:
+        return None
+    return _age(m.group("v") or m.group("v2"))
+
+
+def _age(years: str) -> Draft:
+    return Draft(T.USER_PROFILE, f"User is {years} years old", 0.8, "age")
+
+
+_ZH_ROLE_YEARS = re.compile(rf"^了?(?P<n>{_ZH_AMOUNT})(?:多)?(?P<u>年|个月)(?:的)?(?P<job>[^,，。]{{2,16}})$")
+
+
+def zh_role_duration(job: str) -> tuple[Draft, Draft] | None:
+    """ "做了4年Java开发": the role ("用户是Java开发") and how long ("用户做了4年Java开发")."""
+    m = _ZH_ROLE_YEARS.match(job)
+    if m is None:
+        return None
+    role = m.group("job")
+    return (Draft(T.USER_PROFILE, f"用户是{role}", 0.85, "occupation", topic_of(role), False, entities_in(role)),
+            Draft(T.USER_FACT, f"用户做了{m.group('n')}{m.group('u')}{role}", 0.8, None, topic_of(role), False,
+                  entities_in(role)))
