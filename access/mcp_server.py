@@ -262,8 +262,8 @@ class EngramMCP:
         query = RecallQuery(tenant=tenant_id, user=user_id, agent=agent, session=session, question=question,
                             deadline_ms=deadline_ms)
         response = await self._call(self.access.recall, self._who(ctx), query)
-        return response.model_dump(include={"recall_id", "context", "injected", "items", "recent", "degraded",
-                                            "deadline_exceeded", "missed",
+        return response.model_dump(include={"recall_id", "context", "tokens", "injected", "items", "recent",
+                                            "degraded", "deadline_exceeded", "missed",
                                             "user_known", "session_known"})
 
     async def memory_feedback(self, recall_id: RecallIdArg, rating: RatingArg, reason: ReasonArg = "",

@@ -115,13 +115,15 @@ class RecallQuery(UserScope):
 
 class RecalledMemory(_Response):
     """One recalled item. Its id is `memory_id` for a memory or persona, `card_id` for a global card,
-    `summary_id` for a summary, and `item_id` whatever the kind."""
+    `summary_id` for a summary, the message id for a turn (quoted from the conversation), and `item_id`
+    whatever the kind."""
 
-    kind: Literal["global", "persona", "memory", "summary"]
+    kind: Literal["global", "persona", "memory", "turn", "summary"]
     item_id: str = Field(description="the id of the memory, card or summary (see `kind`)")
     memory_id: str | None = Field(default=None, description="set for kind memory and persona")
     card_id: str | None = Field(default=None, description="set for kind global")
     summary_id: str | None = Field(default=None, description="set for kind summary")
+    message_id: str | None = Field(default=None, description="set for kind turn: the quoted turn's message id")
     id: str = Field(description="deprecated: the same as item_id (the first release's name)",
                     json_schema_extra={"deprecated": True})
     text: str
@@ -142,6 +144,8 @@ class RecallResponse(_Response):
 
     recall_id: str
     context: str
+    tokens: int = Field(default=0, description="the size of `context` in estimated tokens (one per CJK character, "
+                        "one per 4 other characters): never more than the request's `token_budget`")
     injected: bool
     items: list[RecalledMemory] = Field(default_factory=list)
     recent: list[ChatMessage] = Field(default_factory=list)

@@ -412,13 +412,15 @@ def recall_response(result: RecallResult, system_prompt: str = "") -> RecallResp
                        memory_id=i.item_id if i.kind in ("memory", "persona") else None,
                        card_id=i.item_id if i.kind == "global" else None,
                        summary_id=i.item_id if i.kind == "summary" else None,
+                       message_id=i.item_id if i.kind == "turn" else None,
                        text=i.text, score=round(i.score, 6), tokens=i.tokens,
                        source_message_ids=list(i.source_message_ids), conflict=i.conflict_note or None,
                        details={k: v for k, v in i.details.items()})
         for i in result.items
     ]
     return RecallResponse(
-        recall_id=result.observation.recall_id, context=result.memory_section, injected=bool(result.items),
+        recall_id=result.observation.recall_id, context=result.memory_section, tokens=result.tokens,
+        injected=bool(result.items),
         items=items, recent=[ChatMessage(**m) for m in result.recent],
         messages=[ChatMessage(**m) for m in result.messages(system_prompt)],
         retrieval_ms=round(result.retrieval_ms, 3), build_ms=round(result.build_ms, 3),

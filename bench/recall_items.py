@@ -4,7 +4,8 @@ An item's provenance is the set of message ids it came from: its
 `source_message_ids`, or its own `item_id` when that names a recorded message
 (an item that IS a turn). A turn quoted beside a memory (`context_turns`)
 follows it as an item of its own, with its one message id and its own tokens,
-as a raw turn would be. An item with more than `MAX_EVIDENCE_SPAN` distinct
+as a raw turn would be; a quote of the memory's own source turn is the same
+piece of evidence, so it is part of the memory's item (text and tokens). An item with more than `MAX_EVIDENCE_SPAN` distinct
 source turns (a summary-like item) takes its rank and its tokens but counts for
 no evidence. Tokens are Engram's one estimate (`engram.core.text.estimate_tokens`).
 """
@@ -51,8 +52,12 @@ def ranked_items(items: Sequence[Any], known_ids: Collection[str] | None = None,
     for i in items:
         if kinds is not None and i.kind not in kinds:
             continue
-        out.append(RankedItem(item_provenance(i, known_ids), estimate_tokens(i.text), i.text))
-        out.extend(RankedItem(frozenset({m}), estimate_tokens(t), t) for m, t in getattr(i, "context_turns", ()))
+        provenance = item_provenance(i, known_ids)
+        quotes = list(getattr(i, "context_turns", ()))
+        own = [t for m, t in quotes if m in provenance]  # its own source turn's words: the same evidence
+        text = "\n".join([i.text, *own])
+        out.append(RankedItem(provenance, sum(estimate_tokens(t) for t in [i.text, *own]), text))
+        out.extend(RankedItem(frozenset({m}), estimate_tokens(t), t) for m, t in quotes if m not in provenance)
     return out
 
 

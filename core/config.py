@@ -82,6 +82,19 @@ class RecallConfig(_Section):
     turns are not injected unless asked for: the context carries what was remembered, not the chat log."""
     context_turn_tokens: int = Field(default=60, ge=8)
     """A quoted turn longer than this many tokens is cut, with an ellipsis."""
+    turn_candidates: int = Field(default=50, ge=0)
+    """Recorded turns (user and assistant) searched beside the memories and fused into one ranking
+    (0: memories only)."""
+    fusion_k: float = Field(default=10.0, gt=0.0)
+    """Reciprocal rank fusion constant: a piece of evidence scores sum(1 / (k + rank)) over the rankings
+    (memories, turns) it is found in."""
+    turn_weight: float = Field(default=1.0, ge=0.0)
+    """The turn ranking's weight in the fusion (the memories' is 1): a turn's share is
+    `turn_weight / (k + rank)`; below 1 a turn no note was drawn from needs a better rank to enter."""
+    evidence_tokens: int = Field(default=60, ge=8)
+    """The sentences of a memory's source turn shown with it, or of a turn shown alone, at most this long
+    for the best `evidence_top` items, half as long for the others (more distinct evidence fits)."""
+    evidence_top: int = Field(default=5, ge=0)
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self) -> "RecallConfig":

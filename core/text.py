@@ -127,7 +127,12 @@ def contains_score(query: str, text: str) -> float:
 
 
 def estimate_tokens(text: str) -> int:
-    """Rough token count: one per CJK character, one per 4 other characters."""
+    """The one token estimate of Engram (recall's budget, the response's `tokens`, the benchmarks).
+
+    One token per CJK character (Han, kana, Hangul: a tokenizer spends about one on each, often less),
+    one per 4 other characters, rounded up. It is never below `len(text) / 4`, the count a caller
+    checking a context by characters applies, and it overestimates rather than underestimates.
+    """
     cjk = len(_CJK_RE.findall(text))
     return cjk + math.ceil((len(text) - cjk) / 4)
 

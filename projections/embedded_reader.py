@@ -26,6 +26,7 @@ from .embedded_store import EmbeddedStore
 from .hybrid_index import UserIndex
 from .ports import RecentTurn
 from .snapshots import Published
+from .turn_index import TurnIndex
 
 
 class EmbeddedReader(EmbeddedStore):
@@ -72,6 +73,9 @@ class EmbeddedReader(EmbeddedStore):
         for payload, blob, context in rows:
             index.put(MemoryRecord.model_validate_json(payload), np.frombuffer(blob, dtype=np.float32), context)
         return index
+
+    def _turn_index(self, tenant: str, user: str) -> TurnIndex:
+        return self.published.cached("turns", (tenant, user), lambda: self._build_turn_index(tenant, user))
 
     def list_memories(self, tenant: str, user: str, statuses: tuple[str, ...] = ("active",)) -> list[MemoryRecord]:
         return list(self.published.cached("memories", (tenant, user, *statuses),
@@ -132,7 +136,7 @@ class EmbeddedReader(EmbeddedStore):
         raise PermissionError("the embedded reader is read-only: write through the runtime")
 
     upsert_memory = delete_memory = upsert_summary = upsert_card = add_turn = _refuse  # type: ignore[assignment]
-    forget_context = clear = forget_cache = _refuse  # type: ignore[assignment]
+    forget_context = clear = forget_cache = withdraw_turns = _refuse  # type: ignore[assignment]
 
     def close(self) -> None:
         with self._connections_lock:

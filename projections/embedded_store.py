@@ -16,7 +16,8 @@ from engram.schemas.memory import GlobalCard, MemoryRecord
 
 from .hybrid_index import UserIndex
 from .snapshots import StoreChanges
-from .ports import RecentTurn, SearchHit, canonical_hash, check_owner
+from .ports import RecentTurn, SearchHit, TurnHit, canonical_hash, check_owner
+from .turn_index import TurnIndex
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS proj_memories (
@@ -51,6 +52,7 @@ class EmbeddedStore:
         self._db = db
         self._dimensions = dimensions
         self._indexes: dict[tuple[str, str], UserIndex] = {}
+        self._turn_indexes: dict[tuple[str, str], TurnIndex] = {}
         self._known_users: set[tuple[str, str]] = set()
         self._known_sessions: set[tuple[str, str, str]] = set()
         self._cards: dict[tuple[str, str], list[GlobalCard]] = {}
@@ -64,6 +66,8 @@ class EmbeddedStore:
         db.executescript(SCHEMA)
         if "context" not in {row[1] for row in db.execute("PRAGMA table_info(proj_memories)")}:
             db.execute("ALTER TABLE proj_memories ADD COLUMN context TEXT NOT NULL DEFAULT ''")  # older files
+        if "evidence" not in {row[1] for row in db.execute("PRAGMA table_info(proj_turns)")}:
+            db.execute("ALTER TABLE proj_turns ADD COLUMN evidence INTEGER NOT NULL DEFAULT 1")
 
     # -- memories -----------------------------------------------------------
     def upsert_memory(self, tenant: str, user: str, record: MemoryRecord, vector: np.ndarray,
@@ -99,7 +103,8 @@ class EmbeddedStore:
             )
             self._pending_memories.clear()
         if self._pending_turns:
-            self._db.executemany("INSERT OR IGNORE INTO proj_turns VALUES (?,?,?,?,?,?,?,?)", self._pending_turns)
+            self._db.executemany("INSERT OR IGNORE INTO proj_turns (tenant, user, session, message_id, position, role, "
+                                 "content, occurred_at) VALUES (?,?,?,?,?,?,?,?)", self._pending_turns)
             self._db.executemany("INSERT OR IGNORE INTO proj_sessions VALUES (?,?,?)",
                                  sorted({row[:3] for row in self._pending_turns}))
             self._pending_turns.clear()
@@ -226,6 +231,9 @@ class EmbeddedStore:
         self._pending_turns.append((tenant, user, turn.session_id, turn.message_id, turn.position, turn.role,
                                     turn.content, turn.occurred_at.isoformat()))
         self._recent.pop((tenant, user, turn.session_id), None)
+        turn_index = self._turn_indexes.get((tenant, user))
+        if turn_index is not None:
+            turn_index.put(turn)
         self._known_sessions.add((tenant, user, turn.session_id))
         self.changes.touch(tenant, user)
         self._touch_user(tenant, user)
@@ -263,6 +271,40 @@ class EmbeddedStore:
                 m, p, role, c, t = near
                 out.append(RecentTurn(session, m, role, c, datetime.fromisoformat(t), p))
         return out
+
+    def search_turns(self, tenant: str, user: str, query: str, limit: int) -> list[TurnHit]:
+        return self._turn_index(tenant, user).search(query, limit)
+
+    def source_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> list[RecentTurn]:
+        """The recorded turns of those (session, message id) keys that exist, in the order asked."""
+        index = self._turn_index(tenant, user)
+        found = (index.turns.get(f"{session}\x1f{message_id}") for session, message_id in keys)
+        return [turn for turn in found if turn is not None]
+
+    def _turn_index(self, tenant: str, user: str) -> TurnIndex:
+        index = self._turn_indexes.get((tenant, user))
+        if index is None:
+            self.flush()
+            index = self._turn_indexes[(tenant, user)] = self._build_turn_index(tenant, user)
+        return index
+
+    def _build_turn_index(self, tenant: str, user: str) -> TurnIndex:
+        index = TurnIndex()
+        rows = self._db.execute(
+            "SELECT session, message_id, position, role, content, occurred_at FROM proj_turns "
+            "WHERE tenant=? AND user=? AND evidence=1 ORDER BY position", (tenant, user)).fetchall()
+        for session, m, p, role, c, t in rows:
+            index.put(RecentTurn(session, m, role, c, datetime.fromisoformat(t), p))
+        return index
+
+    def withdraw_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> int:
+        self.flush()
+        found = sum(self._db.execute("UPDATE proj_turns SET evidence=0 WHERE tenant=? AND user=? AND session=? AND "
+                                     "message_id=?", (tenant, user, session, message_id)).rowcount
+                    for session, message_id in keys)
+        self._turn_indexes.pop((tenant, user), None)
+        self.changes.touch(tenant, user)
+        return found
 
     def forget_context(self, tenant: str, user: str) -> int:
         """Delete the user's session summaries and recent-turn window; return the rows deleted."""
@@ -321,12 +363,14 @@ class EmbeddedStore:
 
     def _drop_user_caches(self, tenant: str, user: str) -> None:
         self._cards.pop((tenant, user), None)
+        self._turn_indexes.pop((tenant, user), None)
         for cache in (self._summaries, self._recent):
             for key in [k for k in cache if k[:2] == (tenant, user)]:
                 del cache[key]
 
     def _drop_read_caches(self) -> None:
         self._cards.clear()
+        self._turn_indexes.clear()
         self._summaries.clear()
         self._recent.clear()
 

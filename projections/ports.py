@@ -43,6 +43,14 @@ class RecentTurn:
     position: int
 
 
+@dataclass(frozen=True)
+class TurnHit:
+    """A recorded turn found by a search, with its keyword score (scaled to the best hit)."""
+
+    turn: RecentTurn
+    keyword_score: float
+
+
 class MemoryStore(Protocol):
     """Current memory: L1/L3 memories, L2 summaries, global cards and recent turns."""
 
@@ -87,6 +95,20 @@ class MemoryStore(Protocol):
     def turn_neighbours(self, tenant: str, user: str, session: str, message_id: str) -> list[RecentTurn]:
         """The turns just before and just after `message_id` in `session` (by log position), those that
         exist, in order; none when the turn is unknown (or forgotten)."""
+        ...
+
+    def search_turns(self, tenant: str, user: str, query: str, limit: int) -> list[TurnHit]:
+        """The user's recorded turns (user and assistant, redacted) best matching `query` by keywords (BM25
+        on Engram's terms, scaled to the best hit), best first; forgotten with the user's recent turns."""
+        ...
+
+    def source_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> list[RecentTurn]:
+        """The recorded turns of those (session, message id) keys that exist (not forgotten), in order asked."""
+        ...
+
+    def withdraw_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> int:
+        """Those (session, message id) turns (the source turns of a forgotten memory) are evidence no more:
+        never searched or quoted again; the short-term window keeps them. Returns how many were found."""
         ...
 
     def forget_context(self, tenant: str, user: str) -> int:

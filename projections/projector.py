@@ -71,6 +71,8 @@ class CurrentMemoryProjector:
         elif isinstance(event, ForgetRequested) and event.everything:
             self._forget_turns(event.tenant_id, event.user_id)
             self._forget_everything(event)
+        elif isinstance(event, ForgetRequested) and event.memory_ids:
+            self._forget_sources(event)
         elif isinstance(event, ForgetRequested) and event.topic_text.strip():
             # a summary or a recent turn may name the topic: dropped, re-derived as the chat goes on
             self._forget_turns(event.tenant_id, event.user_id)
@@ -107,6 +109,20 @@ class CurrentMemoryProjector:
         for cache in (self._answers, self._last_turn, self._said):
             for key in [k for k in cache if k[0] == tenant and k[1] == user]:
                 del cache[key]
+
+    def _forget_sources(self, event: ForgetRequested) -> None:
+        """A forgotten memory's source turns are evidence no more: quoted or searched they would bring back
+        what the user asked to forget (the session's short-term window keeps them: one forget is no reset)."""
+        keys: list[tuple[str, str]] = []
+        for memory_id in event.memory_ids:
+            record = self.store.get_memory(event.tenant_id, event.user_id, memory_id)
+            if record is not None:
+                keys.extend((record.session_id, m) for m in record.source_message_ids if m)
+        if keys:
+            self.store.withdraw_turns(event.tenant_id, event.user_id, keys)
+            for cache in (self._answers, self._said):
+                for _, message_id in keys:
+                    cache.pop((event.tenant_id, event.user_id, message_id), None)
 
     def _forget_everything(self, event: ForgetRequested) -> None:
         """Summaries, recent turns, every version of every memory (replaced and retired ones too), and the

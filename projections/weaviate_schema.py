@@ -112,7 +112,7 @@ def collection_specs(wvc: Any) -> dict[str, dict[str, Any]]:
             "vector_config": wvc.config.Configure.Vectors.self_provided(),
             "properties": [key("tenant_id"), key("user_id"), key("session_id"), key("message_id"),
                            key("role"), number("position", dt.INT), prop(name="occurred_at", data_type=dt.DATE),
-                           blob("content")],
+                           blob("content"), prop(name="search_text", data_type=dt.TEXT, tokenization=tok.WHITESPACE)],
         },
         USERS: {
             **common,
@@ -125,3 +125,11 @@ def collection_specs(wvc: Any) -> dict[str, dict[str, Any]]:
             "properties": [key("tenant_id"), key("user_id"), key("session_id")],
         },
     }
+
+
+def add_turn_search_text(collection: Any, wvc: Any) -> None:
+    """A turn collection created before turns were searchable gains their `search_text` (turns recorded
+    before then are found once re-projected)."""
+    if "search_text" not in {p.name for p in collection.config.get().properties}:
+        collection.config.add_property(wvc.config.Property(name="search_text", data_type=wvc.config.DataType.TEXT,
+                                                           tokenization=wvc.config.Tokenization.WHITESPACE))

@@ -22,6 +22,7 @@ key is gone reads as absent.
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -39,9 +40,10 @@ from engram.schemas.memory import GlobalCard, MemoryRecord
 from .hybrid_index import searchable_text
 from .weaviate_batch import Item, insert as insert_batch
 from .weaviate_sealing import SealedText
-from .ports import RecentTurn, SearchHit, canonical_hash, check_owner
+from .ports import RecentTurn, SearchHit, TurnHit, canonical_hash, check_owner
 from .weaviate_schema import CARDS, COLLECTIONS, MEMORIES, SESSIONS, SUMMARIES, TURNS, USERS, collection_prefix, \
-    collection_specs, object_id, tenant_name
+    add_turn_search_text, collection_specs, object_id, tenant_name
+from .weaviate_turns import search_turns, source_turns, turn_search_text, withdraw_turns
 
 log = logging.getLogger("engram.weaviate")
 _MARKERS = frozenset({USERS, SESSIONS})
@@ -87,6 +89,8 @@ class WeaviateStore:
         self._other: dict[tuple[str, str], tuple[str, str, dict[str, Any], None, int]] = {}
         self._markers_written: set[str] = set()
         self._handles: dict[tuple[str, str], Any] = {}
+        self.last_turns: OrderedDict[tuple[str, str, str], RecentTurn] = OrderedDict()
+        """The latest turn written of each recent session: what the next turn answers (`weaviate_turns`)."""
         self.read_pool = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="engram-weaviate-read")
         """Reads are network round trips: the search's two halves, and RecallService's independent
         reads, overlap on this pool (the client is thread-safe); it lives as long as the connection."""
@@ -113,6 +117,8 @@ class WeaviateStore:
         """Create the missing collections; another process creating one at the same time is fine."""
         existing = set(self._client.collections.list_all(simple=True))
         for name, spec in collection_specs(self._wvc).items():
+            if self.prefix + name in existing and name == TURNS:
+                add_turn_search_text(self._client.collections.get(self.prefix + name), self._wvc)
             if self.prefix + name not in existing:
                 try:
                     self._client.collections.create(self.prefix + name, **spec)
@@ -233,7 +239,7 @@ class WeaviateStore:
     def add_turn(self, tenant: str, user: str, turn: RecentTurn) -> None:
         props = {"tenant_id": tenant, "user_id": user, "session_id": turn.session_id, "message_id": turn.message_id,
                  "role": turn.role, "position": turn.position, "occurred_at": turn.occurred_at,
-                 "content": turn.content}
+                 "content": turn.content, "search_text": turn_search_text(self, tenant, user, turn)}
         uid = object_id("turn", tenant, user, turn.session_id, turn.message_id)
         self._queue(TURNS, tenant, user, uid, self.text.sealed(TURNS, uid, tenant, user, props, "content"), 0)
         self._queue(SESSIONS, tenant, user, object_id("session", tenant, user, turn.session_id),
@@ -265,6 +271,12 @@ class WeaviateStore:
                     out.append(_turn(o.properties, content))
         return out
 
+    def search_turns(self, tenant: str, user: str, query: str, limit: int) -> list[TurnHit]:
+        return search_turns(self, tenant, user, query, limit)
+
+    def source_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> list[RecentTurn]:
+        return source_turns(self, tenant, user, keys)
+
     def recorded_turns(self, tenant: str, keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], tuple[str, str]]:
         """(user, session, message_id) -> (role, redacted content) for those of `keys` already projected."""
         ids = {object_id("turn", tenant, *key): key for key in keys}
@@ -293,10 +305,15 @@ class WeaviateStore:
         where = flt.all_of([flt.by_property("tenant_id").equal(tenant), flt.by_property("session_id").equal(session)])
         return sorted({o.properties["user_id"] for o in self._all(SESSIONS, tenant, where)})
 
+    def withdraw_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> int:
+        return withdraw_turns(self, tenant, user, keys)
+
     def forget_context(self, tenant: str, user: str) -> int:
         """Delete the user's session summaries and recent-turn window; return the objects deleted."""
         self.flush()
         forget_blind_cache()
+        for key in [k for k in self.last_turns if k[:2] == (tenant, user)]:
+            del self.last_turns[key]
         deleted = 0
         for collection in (SUMMARIES, TURNS):
             try:
@@ -415,6 +432,7 @@ class WeaviateStore:
         self._memories.clear()
         self._other.clear()
         self._markers_written.clear()
+        self.last_turns.clear()
 
     def clear(self) -> None:
         """Drop every Engram collection (a rebuild recreates them)."""

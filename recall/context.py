@@ -19,7 +19,7 @@ from typing import Literal
 
 from engram.core.text import estimate_tokens, has_cjk
 
-ItemKind = Literal["global", "persona", "memory", "summary"]
+ItemKind = Literal["global", "persona", "memory", "turn", "summary"]
 
 REFERENCE_CLAUSE_EN = (
     "The memory below is for reference only. If it conflicts with what the user says now, "
@@ -27,9 +27,10 @@ REFERENCE_CLAUSE_EN = (
 )
 REFERENCE_CLAUSE_ZH = "以下记忆仅供参考；如与用户当前所说的内容冲突，以用户当前所说为准。"
 HEADINGS = {
-    "en": {"global": "Global memory", "long": "Long-term memory", "summary": "Session summary",
-           "conflict": "conflicting memories"},
-    "zh": {"global": "全局记忆", "long": "长期记忆", "summary": "会话摘要", "conflict": "存在冲突的记忆"},
+    "en": {"global": "Global memory", "long": "Long-term memory", "turns": "Earlier conversation",
+           "summary": "Session summary", "conflict": "conflicting memories"},
+    "zh": {"global": "全局记忆", "long": "长期记忆", "turns": "以往对话", "summary": "会话摘要",
+           "conflict": "存在冲突的记忆"},
 }
 
 
@@ -63,19 +64,53 @@ def reference_clause(question: str) -> str:
     return REFERENCE_CLAUSE_ZH if has_cjk(question) else REFERENCE_CLAUSE_EN
 
 
+SECTIONS = {"global": "global", "persona": "long", "memory": "long", "turn": "turns", "summary": "summary"}
+"""The section of the context each kind of item is rendered in, in rendering order."""
+
+
+def section_words(question: str) -> dict[str, str]:
+    """The headings in the question's language."""
+    return HEADINGS["zh" if has_cjk(question) else "en"]
+
+
+def section_heading(section: str, words: dict[str, str]) -> str:
+    """What opens a section: the blank line after what precedes it and the `## heading` line."""
+    return f"\n\n## {words.get(section, section)}\n"
+
+
+def item_line(item: RecalledItem, words: dict[str, str]) -> str:
+    """One item as the context shows it (a summary is its text, every other item a `- ` line)."""
+    if item.kind == "summary":
+        return item.text
+    if item.kind in ("persona", "memory"):
+        return _memory_line(item, words["conflict"])
+    if item.kind == "turn":
+        return _turn_line(item)
+    return f"- {item.text}"
+
+
+def group_tag(item: RecalledItem) -> str:
+    """The `[type]` line above a long-term item's group ("" when the item is in no group)."""
+    type_name = str(item.details.get("type", "")) if SECTIONS.get(item.kind) == "long" else ""
+    return f"[{type_name}]" if type_name else ""
+
+
 def render_memory_section(items: Sequence[RecalledItem], question: str) -> str:
     """The memory block for the system prompt; empty when nothing was recalled."""
     if not items:
         return ""
-    words = HEADINGS["zh" if has_cjk(question) else "en"]
+    words = section_words(question)
     parts = [reference_clause(question)]
     cards = [i for i in items if i.kind == "global"]
     long_term = [i for i in items if i.kind in ("persona", "memory")]
     summaries = [i for i in items if i.kind == "summary"]
+    turns = [i for i in items if i.kind == "turn"]
     if cards:
-        parts.append(f"## {words['global']}\n" + "\n".join(f"- {i.text}" for i in cards))
+        parts.append(f"## {words['global']}\n" + "\n".join(item_line(i, words) for i in cards))
     if long_term:
         parts.append(f"## {words['long']}\n" + "\n".join(_long_term_lines(long_term, words["conflict"])))
+    if turns:
+        parts.append(f"## {words['turns']}\n" + "\n".join(_turn_line(i) for i in turns))
     for summary in summaries:
         parts.append(f"## {words['summary']}\n{summary.text}")
     return "\n\n".join(parts)
@@ -104,6 +139,13 @@ def _memory_line(item: RecalledItem, conflict_word: str) -> str:
     for _, text in item.context_turns:
         line += f'\n  > "{text}"'
     return line
+
+
+def _turn_line(item: RecalledItem) -> str:
+    """`- role (YYYY-MM-DD): "what was said"`: a turn no note was drawn from, quoted with its date."""
+    role = str(item.details.get("role", "")) or "turn"
+    date = f" ({item.event_time:%Y-%m-%d})" if item.event_time is not None else ""
+    return f'- {role}{date}: "{item.text}"'
 
 
 def build_messages(

@@ -38,7 +38,9 @@ from engram.schemas.base import stable_id
 from engram.schemas.events import RecallServed
 from engram.schemas.memory import MemoryRecord
 
-from .context import RecalledItem, build_messages, render_memory_section, without_context_turns
+from .budget import pack
+from .evidence import FusionInput, fuse, without_turns
+from .context import RecalledItem, build_messages
 from .deadline import PARTS, PartMissed, RecallPool, gather
 from .global_cards import select_cards
 
@@ -79,6 +81,10 @@ class RecallResult:
     """False: the session has no turn yet (a new session): long-term memory only, no summary or window."""
     missed: list[str] = field(default_factory=list)
     """The parts (recall/deadline.py `PARTS`) not ready by the deadline: the context lacks them."""
+    tokens: int = 0
+    """The size of `memory_section` by `estimate_tokens`: never more than the request's token budget."""
+    left_out: list[RecalledItem] = field(default_factory=list)
+    """Items recalled but left out of the context by the token budget, in priority order."""
 
     def messages(self, system_prompt: str = "") -> list[dict[str, str]]:
         return build_messages(system_prompt, self.memory_section, self.recent, self.request.question)
@@ -172,16 +178,18 @@ class RecallService:
                     gathered.extend(items)
                     retrieved.extend(ids)
             if session_known and "recent" in parts:
-                recent = parts["recent"]
+                recent = [{"role": t.role, "content": t.content} for t in parts["recent"]]
+                gathered = without_turns(gathered, {t.message_id for t in parts["recent"]})
         retrieval_ms = deadline.elapsed_ms()
         build_start = time.perf_counter()
-        items = self._within_budget(gathered, request)
-        section = render_memory_section(items, request.question)
+        packing = pack(gathered, request.question, request.token_budget or self.config.recall.token_budget)
+        items, section = packing.kept, packing.section
         build_ms = (time.perf_counter() - build_start) * 1000
         exceeded = bool(missed) or deadline.passed()
         observation = self._observe(request, items, retrieved, recent, retrieval_ms, build_ms, exceeded)
         return RecallResult(request, section, items, recent, retrieval_ms, build_ms, exceeded,
-                            observation, retrieved, user_known, session_known, missed)
+                            observation, retrieved, user_known, session_known, missed,
+                            packing.tokens, packing.left_out)
 
     def _calls(self, request: RecallRequest, reads: _Reads, deadline: _Deadline | None) -> dict[str, Callable[[], Any]]:
         """One call per part (`PARTS`); with a `deadline`, a part not started by then is missed unread,
@@ -284,9 +292,17 @@ class RecallService:
         shown = {m for h, _ in chosen for m in h.record.source_message_ids} | {req.message_id}
         if cfg.context_turns_top and any(h.record.session_id == req.session for h, _ in chosen[:cfg.context_turns_top]):
             shown |= self._window_ids(req, reads)  # the short-term window already shows those turns
+        memories = []
         for n, (hit, repeats) in enumerate(chosen):
             turns = self._context_turns(req, hit.record, shown) if n < cfg.context_turns_top else ()
-            out.append(self._item("memory", hit.record, scores[hit.record.memory_id], req, repeats, turns))
+            memories.append((self._item("memory", hit.record, scores[hit.record.memory_id], req, repeats, turns),
+                             hit.record.session_id))
+        ask = FusionInput(req.tenant, req.user, req.question, frozenset({req.message_id}),
+                          cfg.turn_candidates, cfg.fusion_k, cfg.evidence_tokens, cfg.turn_weight,
+                          cfg.evidence_top)
+        fused = fuse(self.store, ask, memories)[:wanted]
+        retrieved.extend(i.item_id for i in fused if i.kind == "turn")
+        out.extend(fused)
 
     def _context_turns(self, req: RecallRequest, record: MemoryRecord, shown: set[str]) -> tuple[tuple[str, str], ...]:
         """The turns around the memory's source turns in its session, not already in the context
@@ -393,8 +409,8 @@ class RecallService:
                                 snapshot.source_message_ids, snapshot.occurred_at,
                                 details={"version": snapshot.version}))
 
-    def _recent(self, req: RecallRequest, reads: _Reads) -> list[dict[str, str]]:
-        return [{"role": t.role, "content": t.content} for t in self._window(req, reads)]
+    def _recent(self, req: RecallRequest, reads: _Reads) -> list[Any]:
+        return self._window(req, reads)
 
     def _window(self, req: RecallRequest, reads: _Reads) -> list[Any]:
         """The short-term window: the session's last turns, without the request's own."""
@@ -408,26 +424,6 @@ class RecallService:
         except Exception:  # the window's own part reports a failing read; the quotes just do not dedupe
             log.warning("recent turns unreadable for %s/%s", req.tenant, req.user, exc_info=True)
             return set()
-
-    def _within_budget(self, items: list[RecalledItem], req: RecallRequest) -> list[RecalledItem]:
-        """Items in order while they fit; the global, persona and summary items that follow keep their
-        room, so long-term memories fill what is left (unless those alone exceed the budget)."""
-        budget = req.token_budget or self.config.recall.token_budget
-        pending = sum(i.tokens for i in items if i.kind != "memory")
-        if pending > budget:
-            pending = 0
-        kept, used = [], 0
-        for item in items:
-            fixed = item.kind != "memory"
-            if fixed and pending:
-                pending -= item.tokens
-            if not fixed and item.context_turns and used + item.tokens + pending > budget:
-                item = without_context_turns(item)  # the memory keeps its place; its quotes go
-            if used + item.tokens + (0 if fixed else pending) > budget:
-                continue
-            kept.append(item)
-            used += item.tokens
-        return kept
 
     def _observe(self, req: RecallRequest, items: list[RecalledItem], retrieved: list[str],
                  recent: list[dict[str, str]], retrieval_ms: float, build_ms: float,

@@ -44,3 +44,22 @@ def test_turns_after_forget_everything_are_remembered_again(tmp_path: Path) -> N
         assert [m.content for m in runtime.store.list_memories("t1", "u1")] == ["User prefers oolong tea"]
         assert [t.content for t in runtime.store.recent_turns("t1", "u1", "s1", 10)] == ["I prefer oolong tea"]
         assert runtime.replay() == runtime.store.state_hash()
+
+
+def _found(runtime: EmbeddedRuntime, user: str, words: str) -> list[str]:
+    return [h.turn.content for h in runtime.store.search_turns("t1", user, words, 10)]
+
+
+def test_the_turn_index_forgets_with_the_memories(tmp_path: Path) -> None:
+    with EmbeddedRuntime(tmp_path / "r") as runtime:
+        runtime.ingest([turn(f, user=u) for u in ("u1", "u2") for f in FACTS])
+        assert _found(runtime, "u1", "nurse Lisbon") == ["I work as a nurse in Lisbon"]
+        nurse = next(m for m in runtime.store.list_memories("t1", "u1") if "nurse" in m.content)
+        runtime.append([ForgetRequested(event_id="forget-nurse", occurred_at=datetime(2026, 2, 1, tzinfo=timezone.utc),
+                                        tenant_id="t1", user_id="u1", memory_ids=(nurse.memory_id,))])
+        assert _found(runtime, "u1", "nurse Lisbon") == [] and _found(runtime, "u1", "Porto") == ["I live in Porto"]
+        result = runtime.recall(RecallRequest("t1", "u1", "a1", "s2", "Where do I work as a nurse?", T0))
+        assert "nurse" not in result.memory_section
+        _forget_everything(runtime, "u1")
+        assert _found(runtime, "u1", "Porto") == [] and _found(runtime, "u2", "Porto") == ["I live in Porto"]
+        assert runtime.replay() == runtime.store.state_hash()

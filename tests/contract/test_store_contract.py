@@ -222,3 +222,24 @@ def test_turn_neighbours_are_the_turns_before_and_after_in_the_same_session(stor
     assert store.turn_neighbours("t", "u", "s2", "m2") == [], "a turn is looked up in its own session"
     store.forget_context("t", "u")
     assert store.turn_neighbours("t", "u", "s1", "m2") == []
+
+
+def test_turns_are_searchable_by_keywords_per_user_and_forgotten_with_the_context(store: MemoryStore) -> None:
+    said = [("user", "I adopted a greyhound called Biscuit"), ("assistant", "Try the Lisbon tram 28 at dawn"),
+            ("user", "The weather is nice today")]
+    for i, (role, text) in enumerate(said):
+        store.add_turn("t", "u", RecentTurn("s1", f"m{i}", role, text, T0 + timedelta(minutes=i), i))  # type: ignore[arg-type]
+    store.add_turn("t", "other", RecentTurn("s9", "x", "user", "my greyhound Biscuit", T0, 9))
+    hits = store.search_turns("t", "u", "which tram in Lisbon?", 5)
+    assert [h.turn.message_id for h in hits] == ["m1", "m2"] and hits[0].keyword_score == 1.0 > hits[1].keyword_score
+    assert hits[0].turn.role == "assistant" and hits[0].turn.content.startswith("Try the Lisbon")
+    assert [h.turn.message_id for h in store.search_turns("t", "u", "greyhound", 5)] == ["m0", "m1"]
+    assert [t.message_id for t in store.source_turns("t", "u", [("s1", "m2"), ("s1", "m0"), ("s1", "nope")])] \
+        == ["m2", "m0"]
+    # a turn is also found by the turn it answers (the other role's, just before it in its session)
+    store.add_turn("t", "u", RecentTurn("s1", "m3", "assistant", "Sunny, 24 degrees", T0, 3))
+    assert [h.turn.message_id for h in store.search_turns("t", "u", "weather", 5)] == ["m2", "m3"]
+    assert [h.turn.message_id for h in store.search_turns("t", "u", "degrees", 5)] == ["m3"]
+    store.forget_context("t", "u")
+    assert store.search_turns("t", "u", "greyhound", 5) == [] and store.source_turns("t", "u", [("s1", "m0")]) == []
+    assert [h.turn.message_id for h in store.search_turns("t", "other", "greyhound", 5)] == ["x"]

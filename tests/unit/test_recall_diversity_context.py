@@ -71,22 +71,23 @@ def test_the_best_memory_shows_the_turn_it_answers_and_the_reply_when_asked(tmp_
     memories = [i for i in result.items if i.kind == "memory"]
     best = memories[0]
     assert "kayak" in best.text.lower() and best.source_message_ids == ("d1",)
-    assert [m for m, _ in best.context_turns] == ["d0", "d2"]
-    assert best.details["context_turns"] == [{"message_id": m, "text": t} for m, t in best.context_turns]
+    evidence = best.details["evidence"]  # the sentence of its own turn first, then the turns around it
+    assert [m for m, _ in best.context_turns] == ["d1", "d0", "d2"] and evidence["message_id"] == "d1"
+    assert best.details["context_turns"] == [{"message_id": m, "text": t} for m, t in best.context_turns[1:]]
     assert best.tokens > len(best.text) // 4 + 10, "the shown turns count against the budget"
-    assert all(not i.context_turns for i in memories[1:])
+    assert all(m in i.source_message_ids for i in memories[1:] for m, _ in i.context_turns)
     assert '  > "What did you get up to on the weekend with the kids?"' in result.memory_section
     ranked = ranked_items(result.items)
     assert [sorted(r.provenance) for r in ranked[:3]] == [["d1"], ["d0"], ["d2"]]
 
 
-def test_context_turns_are_off_by_default_and_never_repeat_a_shown_turn(tmp_path: Path) -> None:
-    with _chat(tmp_path) as runtime:  # raw turns are not injected unless asked for
+def test_neighbour_turns_are_off_by_default_and_never_repeat_a_shown_turn(tmp_path: Path) -> None:
+    with _chat(tmp_path) as runtime:  # by default a memory quotes only its own source turn
         result = runtime.recall(RecallRequest("t1", "u1", "a1", "s2", "kayaking on the lake", T0 + timedelta(days=1)))
-    assert all(not i.context_turns for i in result.items)
+    assert all(m in i.source_message_ids for i in result.items for m, _ in i.context_turns)
     with _chat(tmp_path / "all", context_turns_top=10) as runtime:
         result = runtime.recall(RecallRequest("t1", "u1", "a1", "s2", "kayaking cello weekend", T0 + timedelta(days=1)))
-    shown = [m for i in result.items for m, _ in i.context_turns]
+    shown = [m for i in result.items for m, _ in i.context_turns if m not in i.source_message_ids]
     sources = {m for i in result.items for m in i.source_message_ids}
     assert len(shown) == len(set(shown)) and not set(shown) & sources
 
@@ -110,7 +111,8 @@ def test_a_long_quoted_turn_is_clipped_and_never_costs_the_memory_its_place(tmp_
         best = next(i for i in result.items if i.kind == "memory")
         assert [m for m, _ in best.context_turns] == ["k0", "k2"]
         assert all(estimate_tokens(t) <= 20 and t.endswith("…") for _, t in best.context_turns)
-        tight = runtime.recall(replace(question, token_budget=estimate_tokens(best.text) + 2))
+        alone = render_memory_section([replace(best, context_turns=())], question.question)
+        tight = runtime.recall(replace(question, token_budget=estimate_tokens(alone) + 2))
     kept = [i for i in tight.items if i.kind == "memory"]
     assert kept and kept[0].item_id == best.item_id and not kept[0].context_turns, "the memory stays, its quotes go"
     assert "context_turns" not in kept[0].details
@@ -140,6 +142,6 @@ def test_quoted_turns_skip_the_short_term_window_and_are_audited(tmp_path: Path)
     assert best.source_message_ids == ("d1",) and not best.context_turns, "d0 and d2 are in the window already"
     assert same.observation.injected_ids == tuple(i.item_id for i in same.items)
     quoted = next(i for i in other.items if i.kind == "memory").context_turns
-    assert [m for m, _ in quoted] == ["d0", "d2"]
-    assert other.observation.injected_ids == (*(i.item_id for i in other.items), "d0", "d2")
+    assert [m for m, _ in quoted] == ["d1", "d0", "d2"], "its own turn's words, then the turns around it"
+    assert other.observation.injected_ids == (*(i.item_id for i in other.items), "d1", "d0", "d2")
     assert other.observation.injected_count == len(other.items)

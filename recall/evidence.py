@@ -1,0 +1,172 @@
+"""One ranking over notes and turns, each piece of evidence shown with its words and its date.
+
+Memories (notes) are ranked by the shared scorer; every recorded turn, user and assistant alike, is
+searched by keywords beside them. The two rankings are fused by reciprocal rank fusion: a piece of
+evidence scores `sum(1 / (k + rank))` over the rankings it appears in. A note and its own source turn
+are one piece of evidence: the turn's rank adds to the note's, and the note carries the sentence(s) of
+that turn holding the specifics (names, numbers, dates, titles), which extraction may have dropped. A
+turn with no note among the memories is shown on its own, as a dated quote of its best sentences.
+Nothing here knows a data set: it uses the question's terms, the turns' text and the log's provenance.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+
+from engram.core.text import clip_tokens, estimate_tokens, terms
+from engram.projections.ports import MemoryStore, RecentTurn, TurnHit
+
+from .context import RecalledItem
+
+_SENTENCE_RE = re.compile(r"(?<=[.!?;。！？；])\s+|\n+")
+_SPECIFIC_RE = re.compile(r"\d|(?<=\s)[A-Z][a-z]")
+
+
+@dataclass(frozen=True)
+class FusionInput:
+    tenant: str
+    user: str
+    question: str
+    hidden: frozenset[str]
+    """Message ids the context shows anyway (the request's own turn, the short-term window)."""
+    turn_candidates: int
+    k: float
+    evidence_tokens: int
+    turn_weight: float = 1.0
+    evidence_top: int = 5
+    """The best this many items quote up to `evidence_tokens`; the rest half as much (more distinct
+    evidence fits the budget)."""
+
+
+def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[RecalledItem, str]]) -> list[RecalledItem]:
+    """Memory items (each with its session id) in their ranked order, and the turns found for the question,
+    as one ranking of distinct evidence, best first."""
+    quoted = ask.hidden | {m for item, _ in memories for m, _ in item.context_turns}  # shown already
+    hits = [h for h in store.search_turns(ask.tenant, ask.user, ask.question, ask.turn_candidates)
+            if h.turn.message_id not in quoted] if ask.turn_candidates else []
+    owner = _source_owner(memories)
+    scores: dict[int, float] = {n: 1.0 / (ask.k + n + 1) for n in range(len(memories))}
+    turn_rank: dict[int, int] = {}
+    loose: list[tuple[float, int, TurnHit]] = []
+    for rank, hit in enumerate(hits):
+        share = ask.turn_weight / (ask.k + rank + 1)
+        n = owner.get(hit.turn.message_id)
+        if n is None:
+            loose.append((share, rank, hit))
+        elif n not in turn_rank:
+            turn_rank[n] = rank
+            scores[n] += share
+    sources = _source_texts(store, ask, memories, {h.turn.message_id: h.turn for h in hits})
+    focus = frozenset(terms(ask.question))
+    ranked: list[tuple[float, int, Callable[[int], RecalledItem]]] = []
+    for n, (item, _) in enumerate(memories):
+        details = {**item.details, "fusion": round(scores[n], 6), "memory_rank": n + 1}
+        if n in turn_rank:
+            details["turn_rank"] = turn_rank[n] + 1
+        shown = replace(item, details=details)
+        ranked.append((scores[n], n, partial(_with_evidence, shown, sources, focus)))
+    for share, rank, hit in loose:
+        ranked.append((share, len(memories) + rank, partial(turn_item, hit, rank, share, focus)))
+    ranked.sort(key=lambda entry: (-entry[0], entry[1]))
+    return [build(ask.evidence_tokens if place < ask.evidence_top else ask.evidence_tokens // 2)
+            for place, (_, _, build) in enumerate(ranked)]
+
+
+def _source_owner(memories: Sequence[tuple[RecalledItem, str]]) -> dict[str, int]:
+    """Each source turn's message id -> the best-ranked memory drawn from it."""
+    owner: dict[str, int] = {}
+    for n, (item, _) in enumerate(memories):
+        for message_id in item.source_message_ids:
+            owner.setdefault(message_id, n)
+    return owner
+
+
+def _source_texts(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[RecalledItem, str]],
+                  found: dict[str, RecentTurn]) -> dict[str, RecentTurn]:
+    """The source turns of the memories (those found by the turn search, the rest read in one call)."""
+    wanted = [(session, m) for item, session in memories for m in item.source_message_ids[:1]
+              if m and m not in found and m not in ask.hidden]
+    out = dict(found)
+    if wanted:
+        out.update((t.message_id, t) for t in store.source_turns(ask.tenant, ask.user, wanted))
+    return out
+
+
+def _with_evidence(item: RecalledItem, sources: dict[str, RecentTurn], focus: frozenset[str],
+                   limit: int) -> RecalledItem:
+    """The memory with the sentence(s) of its source turn that hold its specifics, quoted beside it."""
+    source = next((sources[m] for m in item.source_message_ids[:1] if m in sources), None)
+    if source is None:
+        return item
+    own = frozenset(terms(item.text))
+    quote = best_sentences(source.content, focus | own, limit, skip=own)
+    if not quote or _covered(quote, own):
+        return item
+    quoted = ((source.message_id, quote), *item.context_turns)
+    details = {**item.details, "evidence": {"message_id": source.message_id, "text": quote}}
+    return replace(item, context_turns=quoted, details=details,
+                   tokens=estimate_tokens(item.text) + sum(estimate_tokens(t) for _, t in quoted))
+
+
+def turn_item(hit: TurnHit, rank: int, share: float, focus: frozenset[str], limit: int) -> RecalledItem:
+    """A turn with no note, shown as a dated quote of its sentences closest to the question."""
+    turn = hit.turn
+    text = best_sentences(turn.content, focus, limit) or clip_tokens(turn.content, limit)
+    details: dict[str, object] = {"role": turn.role, "session_id": turn.session_id, "turn_rank": rank + 1,
+                                  "keyword": round(hit.keyword_score, 6), "fusion": round(share, 6),
+                                  "event_time": turn.occurred_at.isoformat()}
+    return RecalledItem("turn", turn.message_id, text, share, estimate_tokens(text),  # type: ignore[arg-type]
+                        (turn.message_id,), turn.occurred_at, details=details, event_time=turn.occurred_at)
+
+
+def best_sentences(text: str, focus: Iterable[str], limit: int, skip: frozenset[str] = frozenset()) -> str:
+    """The sentences of `text` sharing the most of `focus` (terms), specifics (numbers, names) breaking
+    ties, kept in their order, within `limit` tokens; "" when none shares a term not in `skip`."""
+    wanted = frozenset(focus)
+    scored = []
+    for n, sentence in enumerate(s.strip() for s in _SENTENCE_RE.split(text)):
+        if not sentence:
+            continue
+        words = frozenset(terms(sentence))
+        shared = len(words & wanted)
+        fresh = len(words - skip) if skip else 1
+        if shared and fresh:
+            scored.append((shared + 0.1 * len(_SPECIFIC_RE.findall(" " + sentence)), n, sentence))
+    if not scored:
+        return ""
+    chosen: list[tuple[int, str]] = []
+    used = 0
+    for _, n, sentence in sorted(scored, key=lambda s: (-s[0], s[1])):
+        cost = estimate_tokens(sentence) + 1
+        if chosen and used + cost > limit:
+            continue
+        chosen.append((n, sentence))
+        used += cost
+    return clip_tokens(" … ".join(s for _, s in sorted(chosen)), limit)
+
+
+def _covered(quote: str, own: frozenset[str]) -> bool:
+    """The quote says nothing the note does not (every term of it is in the note)."""
+    return frozenset(terms(quote)) <= own
+
+
+def without_turns(items: Sequence[RecalledItem], shown: set[str]) -> list[RecalledItem]:
+    """The items without turns the context shows anyway (the short-term window): no turn item of them,
+    and a memory quotes none of them."""
+    if not shown:
+        return list(items)
+    out = []
+    for item in items:
+        if item.kind == "turn" and item.item_id in shown:
+            continue
+        if any(m in shown for m, _ in item.context_turns):
+            quoted = tuple((m, t) for m, t in item.context_turns if m not in shown)
+            details = {k: v for k, v in item.details.items()
+                       if k != "evidence" or not isinstance(v, dict) or v.get("message_id") not in shown}
+            item = replace(item, context_turns=quoted, details=details,
+                           tokens=estimate_tokens(item.text) + sum(estimate_tokens(t) for _, t in quoted))
+        out.append(item)
+    return out
