@@ -80,6 +80,9 @@ class RecallConfig(_Section):
     turns are not injected unless asked for (SPEC §1)."""
     context_turn_tokens: int = Field(default=60, ge=8)
     """A quoted turn longer than this many tokens is cut, with an ellipsis."""
+    profile_share: float = Field(default=0.3, ge=0.0, le=1.0)
+    """The standing profile's share of `token_budget`: its entries come first, most important first,
+    within this many tokens (0 turns the push off: no profile entry unless a question matches it)."""
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self) -> "RecallConfig":
