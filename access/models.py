@@ -75,12 +75,12 @@ class RecallQuery(UserScope):
 
 
 class RecalledMemory(_Response):
-    """One recalled item. Its id is `memory_id` for a memory or persona, `card_id` for a global card,
+    """One recalled item. Its id is `memory_id` for a memory or profile entry, `card_id` for a global card,
     `summary_id` for a summary, and `item_id` whatever the kind."""
 
-    kind: Literal["global", "persona", "memory", "summary"]
+    kind: Literal["global", "profile", "memory", "summary"]
     item_id: str = Field(description="the id of the memory, card or summary (see `kind`)")
-    memory_id: str | None = Field(default=None, description="set for kind memory and persona")
+    memory_id: str | None = Field(default=None, description="set for kind memory and profile")
     card_id: str | None = Field(default=None, description="set for kind global")
     summary_id: str | None = Field(default=None, description="set for kind summary")
     id: str = Field(description="deprecated: the same as item_id (the first release's name)",

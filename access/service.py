@@ -300,7 +300,7 @@ def control_result(changes: list[MemoryChanged]) -> ControlResult:
 def recall_response(result: RecallResult, system_prompt: str = "") -> RecallResponse:
     items = [
         RecalledMemory(kind=i.kind, item_id=i.item_id, id=i.item_id,
-                       memory_id=i.item_id if i.kind in ("memory", "persona") else None,
+                       memory_id=i.item_id if i.kind in ("memory", "profile") else None,
                        card_id=i.item_id if i.kind == "global" else None,
                        summary_id=i.item_id if i.kind == "summary" else None,
                        text=i.text, score=round(i.score, 6), tokens=i.tokens,

@@ -70,7 +70,7 @@ TOP_K = 10
 TOKEN_BUDGET = 1000
 MAX_EVIDENCE_SPAN = 3
 CATEGORIES = (1, 2, 3, 4)
-LONG_TERM_KINDS = ("persona", "memory")
+LONG_TERM_KINDS = ("profile", "memory")
 _SESSION_KEY = re.compile(r"session_(\d+)$")
 _DIA_ID = re.compile(r"D:?(\d+):(\d+)")
 

@@ -52,7 +52,7 @@ def _not_taken(result: "FileIngestResult") -> str:
     return ", ".join(parts)
 
 
-ITEM_ID_NAMES = {"memory": "memory_id", "persona": "memory_id", "global": "card_id", "summary": "summary_id"}
+ITEM_ID_NAMES = {"memory": "memory_id", "profile": "memory_id", "global": "card_id", "summary": "summary_id"}
 """A recalled item's id under its long name, by kind (as in the HTTP API's recall items)."""
 
 
@@ -91,7 +91,7 @@ def recall_dict(result: "RecallResult") -> dict[str, Any]:
                  **i.details}
                 for i in result.items if i.kind in kinds
             ]
-            for kind, kinds in (("global", ("global",)), ("long_term", ("persona", "memory")),
+            for kind, kinds in (("global", ("global",)), ("long_term", ("profile", "memory")),
                                 ("summary", ("summary",)))
         },
         "recent": result.recent,

@@ -51,6 +51,9 @@ class RecallWeights(_Section):
     """...and from the semantic channel (the embedder's cosine); the two sum to 1."""
     bm25: float = 0.5
     """Inside `lexical`: the share of BM25 (the rest is the bigram/contains phrase score)."""
+    domain: float = Field(default=0.4, ge=0.0, le=1.0)
+    """The least `match` of a memory in a specific domain the question implies (a dinner plan and the
+    diet): `match = max(channels, domain·overlap)`; 0 turns task-implied relevance off."""
 
 
 class RecallConfig(_Section):
@@ -83,6 +86,8 @@ class RecallConfig(_Section):
     profile_share: float = Field(default=0.3, ge=0.0, le=1.0)
     """The standing profile's share of `token_budget`: its entries come first, most important first,
     within this many tokens (0 turns the push off: no profile entry unless a question matches it)."""
+    profile_limit: int = Field(default=12, ge=0)
+    """At most this many profile entries a recall, whatever the budget."""
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self) -> "RecallConfig":

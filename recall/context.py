@@ -19,7 +19,7 @@ from typing import Literal
 
 from engram.core.text import estimate_tokens, has_cjk
 
-ItemKind = Literal["global", "persona", "memory", "summary"]
+ItemKind = Literal["global", "profile", "memory", "summary"]
 
 REFERENCE_CLAUSE_EN = (
     "The memory below is for reference only. If it conflicts with what the user says now, "
@@ -70,7 +70,7 @@ def render_memory_section(items: Sequence[RecalledItem], question: str) -> str:
     words = HEADINGS["zh" if has_cjk(question) else "en"]
     parts = [reference_clause(question)]
     cards = [i for i in items if i.kind == "global"]
-    long_term = [i for i in items if i.kind in ("persona", "memory")]
+    long_term = [i for i in items if i.kind in ("profile", "memory")]
     summaries = [i for i in items if i.kind == "summary"]
     if cards:
         parts.append(f"## {words['global']}\n" + "\n".join(f"- {i.text}" for i in cards))

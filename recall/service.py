@@ -1,6 +1,6 @@
 """The recall service: reads the projections only and assembles the memory context.
 
-Order: global memory -> long-term (L3 persona, then L1) -> session summary (L2)
+Order: global memory -> long-term (the L3 standing profile, pushed, recall/profile.py; then L1) -> session summary (L2)
 -> short-term window -> the question. A deadline bounds the whole call; past
 it the service returns what it has: with a `RecallPool` the parts run as futures
 and the call returns by the deadline whatever the store does (recall/deadline.py). Every recall yields a RecallServed event.
@@ -29,6 +29,7 @@ from datetime import datetime
 from typing import Any
 
 from engram.core.config import EngramConfig
+from engram.core.domains import domain_overlap, domains_of, may_show
 from engram.core.embedding import Embedder, cosine, embed_text
 from engram.core.scoring import ScoreParts, decay_factor, lexical_score, match_scores, rarity_weights, score_parts
 from engram.core.text import clip_tokens, estimate_tokens, terms
@@ -41,6 +42,7 @@ from engram.schemas.memory import MemoryRecord
 from .context import RecalledItem, build_messages, render_memory_section, without_context_turns
 from .deadline import PARTS, PartMissed, RecallPool, gather
 from .global_cards import select_cards
+from .profile import profile_budget, select_profile
 
 log = logging.getLogger("engram.recall")
 Guard = Callable[[float], AbstractContextManager[object]]
@@ -269,16 +271,18 @@ class RecallService:
         # a request for more results than the configured candidates searches that much deeper
         hits = self.store.search_memories(req.tenant, req.user, req.question, vector,
                                           max(cfg.candidate_limit, wanted))
-        persona = reads.get("persona")
-        retrieved.extend(r.memory_id for r in persona)
+        profile = reads.get("persona")
+        retrieved.extend(r.memory_id for r in profile)
         retrieved.extend(h.record.memory_id for h in hits)
-        persona_ids = {r.memory_id for r in persona}
+        asked = domains_of(req.question)
         related = float(getattr(self.embedder, "related_cosine", cfg.semantic_match_cosine))
-        found = [h for h in hits if h.keyword_score > 0 or h.vector_score >= related]
-        scores = self._scores(req, found, persona)
-        for record in persona:
-            out.append(self._item("persona", record, scores[record.memory_id]))
-        eligible = [h for h in found if h.record.memory_id not in persona_ids
+        found = [h for h in hits if h.keyword_score > 0 or h.vector_score >= related
+                 or (cfg.weights.domain and domain_overlap(asked, domains_of(h.record.content)) >= 1.0)]
+        scores = self._scores(req, found, profile)
+        pushed = select_profile(profile, scores, asked, profile_budget(cfg, req.token_budget), cfg.profile_limit)
+        out.extend(self._item("profile", record, scores[record.memory_id]) for record in pushed)
+        pushed_ids = {r.memory_id for r in pushed}
+        eligible = [h for h in found if h.record.memory_id not in pushed_ids and may_show(asked, h.record.content)
                     and scores[h.record.memory_id].score >= cfg.min_score]
         chosen = self._diverse(eligible, scores, wanted)
         shown = {m for h, _ in chosen for m in h.record.source_message_ids} | {req.message_id}
@@ -329,7 +333,7 @@ class RecallService:
 
         Lexical: the store's BM25 (already scaled to its best hit) with the phrase score
         (bigram/contains, term rarity measured among these candidates, so any back end gives
-        the same scores). Semantic: the embedder's cosine. `extra` records (persona) come
+        the same scores). Semantic: the embedder's cosine. `extra` records (the profile) come
         without search scores: their lexical part is the phrase score alone.
         """
         cfg = self.config.recall
@@ -345,12 +349,13 @@ class RecallService:
         bm25 = {h.record.memory_id: h.keyword_score for h in hits}
         cosines = {h.record.memory_id: max(0.0, h.vector_score) for h in hits}
         best_cosine = max(cosines.values(), default=0.0) or 1.0
+        asked = domains_of(req.question)
         return {
             r.memory_id: score_parts(
                 lexical_score(bm25.get(r.memory_id, 0.0), phrases[r.memory_id] / best_phrase, w),
                 cosines.get(r.memory_id, 0.0) / best_cosine,
                 decay_factor(r.last_seen_at, req.now, cfg.half_life_hours, cfg.decay_floor),
-                r.importance, w)
+                r.importance, w, domain_overlap(asked, domains_of(r.content)))
             for r in records
         }
 
@@ -410,7 +415,7 @@ class RecallService:
             return set()
 
     def _within_budget(self, items: list[RecalledItem], req: RecallRequest) -> list[RecalledItem]:
-        """Items in order while they fit; the global, persona and summary items that follow keep their
+        """Items in order while they fit; the global, profile and summary items that follow keep their
         room, so long-term memories fill what is left (unless those alone exceed the budget)."""
         budget = req.token_budget or self.config.recall.token_budget
         pending = sum(i.tokens for i in items if i.kind != "memory")
@@ -432,7 +437,7 @@ class RecallService:
     def _observe(self, req: RecallRequest, items: list[RecalledItem], retrieved: list[str],
                  recent: list[dict[str, str]], retrieval_ms: float, build_ms: float,
                  exceeded: bool) -> RecallServed:
-        long_term = [i for i in items if i.kind in ("persona", "memory")]
+        long_term = [i for i in items if i.kind in ("profile", "memory")]
         scores = [i.score for i in long_term]
         recall_id = stable_id("recall", req.tenant, req.user, req.session, req.message_id,
                               req.question, req.now.isoformat())

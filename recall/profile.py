@@ -1,0 +1,45 @@
+"""The standing profile pushed into every recall: which entries, in which order, within which budget. Pure.
+
+The profile is the user's L3 memories: who they are, where they live now, the people and pets around them,
+standing constraints (diet, allergies, health limits, schedule, budget, rules at work) and how they want to
+be answered (`core.domains.profile_layer` decides membership when a memory is consolidated; a single-valued slot holds
+one value, so a superseded fact leaves the profile when its replacement arrives).
+
+Every recall starts with it, asked for or not, within `profile_share` of the token budget: entries the
+question's domain or words touch first, then the rest by importance and recency (the shared S1 score with
+its `domain` component). A sensitive entry (health, mental health, religion, sexuality, debts) is shown
+only when the question's domains include its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engram.core.config import RecallConfig
+from engram.core.domains import may_show
+from engram.core.scoring import ScoreParts
+from engram.core.text import estimate_tokens
+from engram.schemas.memory import MemoryRecord
+
+def profile_budget(config: RecallConfig, token_budget: int | None) -> int:
+    """The profile's tokens: `profile_share` of the request's budget (or the configured one)."""
+    return int(config.profile_share * (token_budget or config.token_budget))
+
+
+def select_profile(records: Sequence[MemoryRecord], scores: dict[str, ScoreParts], question_domains: frozenset[str],
+                   budget_tokens: int, limit: int) -> list[MemoryRecord]:
+    """The entries pushed: shown ones (sensitive only where the question's domains reach them), those the
+    question touches (match above zero) first, then by S1 score, ties by id; while they fit the budget."""
+    shown = [r for r in records if may_show(question_domains, r.content)]
+    ranked = sorted(shown, key=lambda r: (scores[r.memory_id].match <= 0, -scores[r.memory_id].score, r.memory_id))
+    chosen: list[MemoryRecord] = []
+    used = 0
+    for record in ranked:
+        if len(chosen) >= limit:
+            break
+        tokens = estimate_tokens(record.content)
+        if used + tokens > budget_tokens:
+            continue
+        chosen.append(record)
+        used += tokens
+    return chosen
