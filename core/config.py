@@ -88,6 +88,9 @@ class RecallConfig(_Section):
     within this many tokens (0 turns the push off: no profile entry unless a question matches it)."""
     profile_limit: int = Field(default=12, ge=0)
     """At most this many profile entries a recall, whatever the budget."""
+    profile_candidates: int = Field(default=64, ge=0)
+    """A long history's profile is large: at most this many entries are scored a recall (those in the
+    question's domains first, then pinned, important and recent ones)."""
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self) -> "RecallConfig":

@@ -58,7 +58,7 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
         "saving", "salary", "income", "pay", "debt", "loan", "owe", "mortgage", "credit", "rent", "invest",
         "bank", "tax$", "taxes", "$", "€", "£", "¥", "dollar", "euro", "gift", "present$", "presents$", "bankrupt",
         "钱", "预算", "价格", "多少钱", "便宜", "贵", "花费", "买", "购", "省钱", "存钱", "工资", "收入", "付",
-        "债", "贷款", "欠", "房贷", "信用卡", "房租", "租", "投资", "理财", "元", "块", "礼物", "送",
+        "债", "贷款", "欠", "房贷", "信用卡", "房租", "租", "投资", "理财", "元", "礼物", "月薪",
     ),
     "family": (
         "family", "wife", "husband", "partner", "spouse", "girlfriend", "boyfriend", "fianc", "kid$", "kids$", "child",
@@ -120,13 +120,14 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
 SENSITIVE_CUES: dict[str, tuple[str, ...]] = {
     "health": (
         "diabet", "cancer", "hiv", "asthma", "epilep", "chronic", "disorder", "diagnos", "injur", "hurt my",
-        "surgery", "pregnan", "miscarr", "disab", "knee", "back pain", "blood pressure", "heart condition",
-        "糖尿病", "癌", "艾滋", "哮喘", "癫痫", "慢性", "确诊", "诊断", "受伤", "伤了", "手术", "怀孕", "流产", "残疾",
+        "surgery", "pregnan", "miscarr", "baby is due", "due date", "ivf", "disab", "knee", "back pain", "blood pressure", "heart condition",
+        "糖尿病", "癌", "艾滋", "哮喘", "癫痫", "慢性", "确诊", "诊断", "受伤", "伤了", "手术", "孕", "宝宝出生", "预产期", "流产", "残疾",
         "膝盖", "腰伤", "腰疼", "高血压", "心脏病",
     ),
     "mental": (
         "depress", "anxiety", "anxious", "therap", "counsel", "panic", "adhd", "bipolar", "ptsd", "psychiatr",
-        "antidepress", "eating disorder", "suicid", "self-harm", "mental health", "burnout",
+        "antidepress", "eating disorder", "suicid", "self-harm", "mental health", "burnout", "sober", "sobriety",
+        "aa meeting", "alcoholi", "rehab", "addict", "relapse", "戒酒", "戒毒", "成瘾", "复吸",
         "抑郁", "焦虑", "心理咨询", "心理医生", "咨询师", "惊恐", "双相", "多动症", "自杀", "自残", "精神", "心理治疗",
     ),
     "religion": (
@@ -152,7 +153,7 @@ def _pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
     other = sorted((c for c in cues if not c.isascii()), key=len, reverse=True)
     parts = []
     if latin:
-        parts.append(r"(?<![a-z0-9])(?:" + "|".join(re.escape(c.rstrip("$")) + (r"(?![a-z])" if c.endswith("$") else "")
+        parts.append(r"(?<![a-z0-9])(?:" + "|".join(re.escape(c[:-1]) + r"(?![a-z])" if len(c) > 1 and c.endswith("$") else re.escape(c)
                                                for c in latin) + ")")
     if other:
         parts.append("(?:" + "|".join(re.escape(c) for c in other) + ")")
@@ -200,16 +201,16 @@ PROFILE_SLOTS = PERSONA_SLOTS | frozenset({
 })
 """Attributed slots that always belong to the profile."""
 
-PROFILE_DOMAINS = frozenset({"food", "health", "mental", "religion", "sexuality", "money", "family", "pets",
-                             "home", "work", "schedule", "communication"})
-"""A user fact or preference in one of these domains is a standing fact about the user's life."""
+MENTION_PREFIX = "User mentioned: "
+"""The extractor's note of something said in passing (`streams.rules.mention`)."""
 
 
 def profile_layer(memory_type: MemoryType, slot: str, content: str) -> bool:
-    """Whether a user memory belongs to the standing profile (L3): identity and constraints always,
-    an attributed profile slot always, a fact or preference when it is about a standing domain."""
+    """Whether a user memory belongs to the standing profile (L3): what the user says about themselves,
+    their life and how they want to be answered (identity, constraints, facts, preferences), but not a
+    goal of the moment nor a note of something merely mentioned (not a fact about the user)."""
     if memory_type in (MemoryType.USER_PROFILE, MemoryType.USER_CONSTRAINT) or slot in PROFILE_SLOTS:
         return True
     if memory_type in (MemoryType.USER_FACT, MemoryType.USER_PREFERENCE):
-        return bool(domains_of(content) & PROFILE_DOMAINS)
+        return not content.startswith(MENTION_PREFIX)
     return False

@@ -13,13 +13,26 @@ only when the question's domains include its own.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 
 from engram.core.config import RecallConfig
-from engram.core.domains import may_show
+from engram.core.domains import domain_overlap, domains_of, may_show
 from engram.core.scoring import ScoreParts
 from engram.core.text import estimate_tokens
 from engram.schemas.memory import MemoryRecord
+
+def profile_candidates(records: Sequence[MemoryRecord], question_domains: frozenset[str],
+                       limit: int) -> list[MemoryRecord]:
+    """At most `limit` entries to score (a long history's profile is large): those in the question's
+    domains first, then pinned, then by importance and recency."""
+    if len(records) <= limit:
+        return list(records)
+    def key(r: MemoryRecord) -> tuple[float, bool, float, float, str]:
+        return (-domain_overlap(question_domains, domains_of(r.content)), not r.pinned, -r.importance,
+                -r.last_seen_at.timestamp(), r.memory_id)
+    return heapq.nsmallest(limit, records, key=key)
+
 
 def profile_budget(config: RecallConfig, token_budget: int | None) -> int:
     """The profile's tokens: `profile_share` of the request's budget (or the configured one)."""

@@ -42,7 +42,7 @@ from engram.schemas.memory import MemoryRecord
 from .context import RecalledItem, build_messages, render_memory_section, without_context_turns
 from .deadline import PARTS, PartMissed, RecallPool, gather
 from .global_cards import select_cards
-from .profile import profile_budget, select_profile
+from .profile import profile_budget, profile_candidates, select_profile
 
 log = logging.getLogger("engram.recall")
 Guard = Callable[[float], AbstractContextManager[object]]
@@ -271,10 +271,10 @@ class RecallService:
         # a request for more results than the configured candidates searches that much deeper
         hits = self.store.search_memories(req.tenant, req.user, req.question, vector,
                                           max(cfg.candidate_limit, wanted))
-        profile = reads.get("persona")
+        asked = domains_of(req.question)
+        profile = profile_candidates(reads.get("persona"), asked, cfg.profile_candidates)
         retrieved.extend(r.memory_id for r in profile)
         retrieved.extend(h.record.memory_id for h in hits)
-        asked = domains_of(req.question)
         related = float(getattr(self.embedder, "related_cosine", cfg.semantic_match_cosine))
         found = [h for h in hits if h.keyword_score > 0 or h.vector_score >= related
                  or (cfg.weights.domain and domain_overlap(asked, domains_of(h.record.content)) >= 1.0)]

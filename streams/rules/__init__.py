@@ -19,6 +19,7 @@ from .assistant import assistant_drafts
 from .common import CJK, Draft, entities_in, keywords_of, prepare, shorten
 from .mention import mention_drafts
 from .narrative import attachments
+from .standing import standing_notes
 
 __all__ = ["Draft", "extract_drafts", "FALLBACK_CONFIDENCE"]
 
@@ -69,6 +70,8 @@ def _user_drafts(text: str) -> list[Draft]:
         carried = carried or bool(_SELF_MARK.search(run))
     if not drafts and not CJK.search(text) and _clean(text):
         drafts = mention_drafts(text)  # a turn with nothing about the user may still name what it answers
+    if _clean(text):
+        drafts.extend(standing_notes(text, drafts))  # standing facts of shapes the rules above do not read
     return [d for d in drafts if not _CREDENTIAL.search(d.content) and not _HANDLE.search(d.content)]
 
 
