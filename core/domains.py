@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from engram.schemas.memory import PERSONA_SLOTS, MemoryType
+from engram.schemas.memory import MemoryType
 
 DOMAIN_CUES: dict[str, tuple[str, ...]] = {
     "food": (
@@ -28,7 +28,7 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
         "吃", "喝", "饭", "餐", "菜", "食", "饮", "午饭", "晚饭", "早饭", "早餐", "午餐", "晚餐", "夜宵", "零食",
         "甜点", "甜品", "水果", "蔬菜", "过敏", "素", "忌口", "不吃", "乳糖", "牛奶", "奶", "猪肉", "牛肉", "海鲜",
         "花生", "坚果", "鸡蛋", "辣", "糖", "清真", "咖啡", "茶", "酒", "香菜", "外卖", "点单", "点菜", "烹饪", "做饭",
-        "菜谱", "食谱", "餐厅", "饭店", "聚餐", "烧烤", "蛋糕", "芒果",
+        "菜谱", "食谱", "餐厅", "饭店", "聚餐", "聚", "烧烤", "蛋糕", "芒果",
     ),
     "health": (
         "health", "doctor", "hospital", "medic", "pill", "injur", "hurt", "pain", "knee", "back$", "ankle",
@@ -42,7 +42,9 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
     "mental": (
         "depress", "anxiety", "anxious", "therap", "counsel", "mental", "stress", "burnout", "panic", "adhd",
         "bipolar", "mood", "ptsd", "psychiatr", "wellbeing", "well-being", "lonely", "grief", "cope$", "coping",
-        "抑郁", "焦虑", "心理", "咨询师", "压力", "情绪", "失眠", "惊恐", "双相", "孤独", "崩溃",
+        "motivat", "focus", "procrastinat", "overwhelm", "can't sleep", "sober", "drink", "get going",
+        "抑郁", "焦虑", "心理", "咨询师", "压力", "情绪", "失眠", "惊恐", "双相", "孤独", "崩溃", "胡思乱想",
+        "睡不着", "心慌", "没动力", "拖延", "专注", "喝酒",
     ),
     "religion": (
         "religio", "church", "mosque", "temple", "synagogue", "pray", "faith", "muslim", "christian",
@@ -58,7 +60,7 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
         "saving", "salary", "income", "pay", "debt", "loan", "owe", "mortgage", "credit", "rent", "invest",
         "bank", "tax$", "taxes", "$", "€", "£", "¥", "dollar", "euro", "gift", "present$", "presents$", "bankrupt",
         "钱", "预算", "价格", "多少钱", "便宜", "贵", "花费", "买", "购", "省钱", "存钱", "工资", "收入", "付",
-        "债", "贷款", "欠", "房贷", "信用卡", "房租", "租", "投资", "理财", "元", "礼物", "月薪",
+        "债", "贷款", "欠", "房贷", "信用卡", "房租", "租", "投资", "理财", "元", "礼物", "月薪", "入手", "降价", "划算", "值不值", "剁手",
     ),
     "family": (
         "family", "wife", "husband", "partner", "spouse", "girlfriend", "boyfriend", "fianc", "kid$", "kids$", "child",
@@ -163,7 +165,10 @@ def _pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
 _DOMAIN_PATTERNS = {name: _pattern(cues) for name, cues in DOMAIN_CUES.items()}
 _SENSITIVE_PATTERNS = {name: _pattern(cues) for name, cues in SENSITIVE_CUES.items()}
 GENERIC_DOMAINS = frozenset({"communication", "schedule"})
-"""Domains almost every request touches ("help me plan…"): they do not open a sensitive fact."""
+"""Domains almost every request touches ("help me plan…"): alone they are half a domain match."""
+GATE_GENERIC = frozenset({"communication"})
+"""What no sensitive fact is shown for: every request asks for an answer. (A schedule does open one: a
+standing appointment is what a plan of the week must respect.)"""
 
 
 @lru_cache(maxsize=65536)
@@ -190,17 +195,17 @@ def domain_overlap(question: frozenset[str], memory: frozenset[str]) -> float:
 
 
 def may_show(question: frozenset[str], text: str) -> bool:
-    """A sensitive fact is shown only when the question's specific domains include its own."""
+    """A sensitive fact is shown only when the question shares a specific domain with it: its sensitive
+    one, or another it is about (a diabetic parent and a dinner plan share food). Work vocabulary does
+    not count here: "meeting", "doctor", "shift" are shared by too many statements of both kinds."""
     sensitive = sensitive_domains(text)
-    return not sensitive or bool(sensitive & (question - GENERIC_DOMAINS))
+    if not sensitive:
+        return True
+    return bool((question - GATE_GENERIC) & (sensitive | (domains_of(text) - {"work"})))
 
 
-PROFILE_SLOTS = PERSONA_SLOTS | frozenset({
-    "user_fact.location", "user_fact.hometown", "user_fact.birthday", "user_fact.schedule", "user_fact.family",
-    "user_fact.pet", "user_constraint.diet", "user_constraint.availability", "user_preference.language",
-})
-"""Attributed slots that always belong to the profile."""
-
+PROFILE_TYPES = frozenset({MemoryType.USER_PROFILE, MemoryType.USER_CONSTRAINT, MemoryType.USER_FACT,
+                           MemoryType.USER_PREFERENCE})
 MENTION_PREFIX = "User mentioned: "
 """The extractor's note of something said in passing (`streams.rules.mention`)."""
 
@@ -209,8 +214,4 @@ def profile_layer(memory_type: MemoryType, slot: str, content: str) -> bool:
     """Whether a user memory belongs to the standing profile (L3): what the user says about themselves,
     their life and how they want to be answered (identity, constraints, facts, preferences), but not a
     goal of the moment nor a note of something merely mentioned (not a fact about the user)."""
-    if memory_type in (MemoryType.USER_PROFILE, MemoryType.USER_CONSTRAINT) or slot in PROFILE_SLOTS:
-        return True
-    if memory_type in (MemoryType.USER_FACT, MemoryType.USER_PREFERENCE):
-        return not content.startswith(MENTION_PREFIX)
-    return False
+    return memory_type in PROFILE_TYPES and not content.startswith(MENTION_PREFIX)

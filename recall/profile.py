@@ -14,6 +14,7 @@ only when the question's domains include its own.
 from __future__ import annotations
 
 import heapq
+import re
 from collections.abc import Sequence
 
 from engram.core.config import RecallConfig
@@ -21,6 +22,33 @@ from engram.core.domains import domain_overlap, domains_of, may_show
 from engram.core.scoring import ScoreParts
 from engram.core.text import estimate_tokens
 from engram.schemas.memory import MemoryRecord
+
+_MOVE = re.compile(
+    r"\b(?:moved|moving|relocat\w*|new (?:place|flat|apartment|house|home)|signed a lease)\b|"
+    r"搬|新家|新房子|租的房子|去\S{1,4}发展|到\S{1,6}(?:一周|几天|一个月|半个月|半年)了", re.IGNORECASE)
+_DIET_REGIME = re.compile(r"\b(?:vegetarian|vegan|pescatarian|keto|paleo|low-carb|carnivore)\b|吃素|素食|生酮|断食",
+                          re.IGNORECASE)
+_DIET_CHANGE = re.compile(
+    r"\b(?:no longer|not \w+ anymore|quit|stopped|gave up|back (?:on|to)|adding \w+ back|eating \w+ again|"
+    r"started eating)\b|不再|不吃素|开始吃|恢复|放弃|不玩了|戒了", re.IGNORECASE)
+SUPERSESSIONS = ((_MOVE, "home", None), (_DIET_CHANGE, "food", _DIET_REGIME))
+"""(a change, the domain it changes, what in that domain it replaces: any entry when None): a move
+replaces where the user lived before; a change of diet replaces the diet regime held before."""
+
+
+def superseded(records: Sequence[MemoryRecord]) -> set[str]:
+    """Entries a later change replaced (a single-valued slot does this on its own; these facts are
+    free-form): every earlier entry of the changed domain, or of its replaced kind, leaves the profile."""
+    gone: set[str] = set()
+    for change, domain, replaced in SUPERSESSIONS:
+        changes = [r for r in records if change.search(r.content) and domain in domains_of(r.content)]
+        if not changes:
+            continue
+        latest = max(r.created_at for r in changes)
+        gone.update(r.memory_id for r in records if r.created_at < latest and domain in domains_of(r.content)
+                    and not change.search(r.content) and (replaced is None or replaced.search(r.content)))
+    return gone
+
 
 def profile_candidates(records: Sequence[MemoryRecord], question_domains: frozenset[str],
                        limit: int) -> list[MemoryRecord]:
@@ -43,7 +71,8 @@ def select_profile(records: Sequence[MemoryRecord], scores: dict[str, ScoreParts
                    budget_tokens: int, limit: int) -> list[MemoryRecord]:
     """The entries pushed: shown ones (sensitive only where the question's domains reach them), those the
     question touches (match above zero) first, then by S1 score, ties by id; while they fit the budget."""
-    shown = [r for r in records if may_show(question_domains, r.content)]
+    gone = superseded(records)
+    shown = [r for r in records if r.memory_id not in gone and may_show(question_domains, r.content)]
     ranked = sorted(shown, key=lambda r: (scores[r.memory_id].match <= 0, -scores[r.memory_id].score, r.memory_id))
     chosen: list[MemoryRecord] = []
     used = 0

@@ -42,7 +42,7 @@ from engram.schemas.memory import MemoryRecord
 from .context import RecalledItem, build_messages, render_memory_section, without_context_turns
 from .deadline import PARTS, PartMissed, RecallPool, gather
 from .global_cards import select_cards
-from .profile import profile_budget, profile_candidates, select_profile
+from .profile import profile_budget, profile_candidates, select_profile, superseded
 
 log = logging.getLogger("engram.recall")
 Guard = Callable[[float], AbstractContextManager[object]]
@@ -281,7 +281,7 @@ class RecallService:
         scores = self._scores(req, found, profile)
         pushed = select_profile(profile, scores, asked, profile_budget(cfg, req.token_budget), cfg.profile_limit)
         out.extend(self._item("profile", record, scores[record.memory_id]) for record in pushed)
-        pushed_ids = {r.memory_id for r in pushed}
+        pushed_ids = {r.memory_id for r in pushed} | superseded(profile)
         eligible = [h for h in found if h.record.memory_id not in pushed_ids and may_show(asked, h.record.content)
                     and scores[h.record.memory_id].score >= cfg.min_score]
         chosen = self._diverse(eligible, scores, wanted)
