@@ -69,7 +69,7 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
         "nephew", "twins", "birthday", "anniversary", "gift", "present$", "presents$", "wedding",
         "家人", "家里", "家庭", "老婆", "妻子", "太太", "老公", "丈夫", "爱人", "对象", "男朋友", "女朋友", "孩子",
         "儿子", "女儿", "宝宝", "小孩", "妈妈", "母亲", "爸爸", "父亲", "父母", "哥哥", "姐姐", "弟弟", "妹妹",
-        "爷爷", "奶奶", "外公", "外婆", "姥姥", "姥爷", "生日", "纪念日", "礼物", "婚礼", "全家",
+        "爷爷", "奶奶", "外公", "外婆", "姥姥", "姥爷", "生日", "纪念日", "礼物", "婚礼", "全家", "岁", "娃",
     ),
     "pets": (
         "pet$", "pets$", "dog", "puppy", "cat$", "cats$", "kitten", "rabbit", "hamster", "parrot", "bird", "fish tank", "vet$",
@@ -77,13 +77,14 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
         "宠物", "狗", "猫", "兔子", "仓鼠", "鹦鹉", "兽医", "遛狗",
     ),
     "home": (
-        "home", "house", "apartment", "flat$", "live", "living", "moved", "move", "city", "town", "neighbo",
+        "home", "house", "apartment", "flat$", "lease", "new place", "live", "living", "moved", "move", "city",
+        "town", "neighbo",
         "nearby", "near me", "local", "around here", "weather", "climate", "commute", "address", "district",
         "家", "住", "搬", "城市", "附近", "周边", "本地", "当地", "天气", "气候", "通勤", "小区", "区",
     ),
     "travel": (
         "travel", "trip", "vacation", "holiday", "flight", "fly", "hotel", "visit", "abroad", "tour", "weekend",
-        "getaway", "beach", "road trip", "passport", "visa", "itinerary", "destination",
+        "getaway", "beach", "road trip", "honeymoon", "passport", "visa", "itinerary", "destination",
         "旅行", "旅游", "出游", "度假", "假期", "机票", "航班", "酒店", "出差", "签证", "周末", "行程", "景点",
     ),
     "work": (
@@ -92,7 +93,7 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
         "email", "report", "presentation", "spec$", "specs$", "code", "program", "licen", "shift", "engineer", "teacher",
         "nurse", "accountant", "developer", "designer", "lawyer", "startup", "business",
         "工作", "上班", "公司", "老板", "领导", "经理", "同事", "团队", "客户", "会议", "开会", "项目", "截止",
-        "职业", "简历", "面试", "升职", "邮件", "报告", "汇报", "演讲", "代码", "编程", "执照", "证书", "值班",
+        "职业", "简历", "面试", "升职", "辞职", "跳槽", "换工作", "兼职", "邮件", "报告", "汇报", "演讲", "代码", "编程", "执照", "证书", "值班",
         "工程师", "老师", "护士", "会计", "医生", "律师", "设计师", "创业", "单位",
     ),
     "schedule": (

@@ -10,8 +10,10 @@ when all of these hold:
   ("from now on", "always", "以后", "每次" with a word about answering);
 - it is about a specific life domain (`core.domains`: food, health, family, pets, home, work, money, …)
   or names something (a capitalised word inside it, a number);
-- it speaks of the user's own life (a first-person word) or names something;
-- the notes already drawn from the turn do not hold most of its terms (nothing said twice).
+- it speaks of the user's own life (a first-person word; in Chinese, where the subject is often left
+  unsaid, any statement) or names something, or names two things ("Osaka, April 3rd to 14th");
+- the notes already drawn from the turn do not hold most of its terms and every name in it (nothing said
+  twice).
 
 General by construction: only sentence shape, the shared domain vocabulary and the turn's other notes
 decide, nothing about a particular sentence.
@@ -40,12 +42,13 @@ PREFIX_ZH = "用户说："
 _I = re.IGNORECASE
 _FIRST_EN = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|us|our|ours)\b", _I)
 _FIRST_ZH = re.compile(r"我|咱")
-_WISH = re.compile(r"from now on|going forward|in (?:the )?future|always|every time|each time|以后|今后|从现在起|"
-                   r"每次|一律|总是", _I)
+_WISH = re.compile(r"from now on|going forward|in (?:the )?future|always|every time|each time|^please\b|以后|今后|"
+                   r"从现在起|每次|一律|总是|^请", _I)
 _ANSWERING = re.compile(r"\b(?:answer|reply|replies|respond|response|write|explain|keep|use|speak|put)\w*|"
                         r"回答|回复|用中文|用英文|说中文|说英文|简短|简洁|详细|解释|写", _I)
 _ZH_QUESTION = re.compile(r"(?:吗|呢|么|啥|什么|怎么|哪儿|哪里|多少)\s*[~～。!！]*$")
-_NAMED = re.compile(r"(?<=\s)[A-Z][\w'-]+|\d|[一二三四五六七八九十百千万两]+(?:岁|个月|年|万|千|块|元)")
+_NAMED = re.compile(r"(?<=\s)[A-Z][\w'-]+|\d|[一二三四五六七八九十百千万两半]+(?:岁|个?月|年|万|千|块|元|分钟|小时|点|号|天|周)|"
+                    r"周[一二三四五六日末]|星期.")
 _LEAD_TRIM = re.compile(r"^(?:ok|okay|so|well|oh|lol|haha|yep|yeah|hmm|btw|anyway|guess what)[,!. ]+", _I)
 
 
@@ -58,7 +61,8 @@ def standing_notes(text: str, drafts: list[Draft]) -> list[Draft]:
         if not body or not _qualifies(body, is_question):
             continue
         own = set(terms(body))
-        if not own or len(own & known) / len(own) >= COVERED_SHARE:
+        names = {t for e in entities_in(body, prose=True) for t in terms(e)}
+        if not own or (len(own & known) / len(own) >= COVERED_SHARE and names <= known):
             continue
         known |= own
         chinese = bool(CJK.search(body))
@@ -78,7 +82,10 @@ def _qualifies(body: str, is_question: bool) -> bool:
     chinese = bool(CJK.search(body))
     if len(CJK.findall(body)) < 5 if chinese else len(body.split()) < 4:
         return False
-    specific = bool(domains_of(body) - GENERIC_DOMAINS)
-    named = bool(_NAMED.search(" " + body))
-    own = bool(_FIRST_ZH.search(body) if chinese else _FIRST_EN.search(body))
-    return (specific and (own or named)) or (named and own)
+    found = domains_of(body)
+    named = _NAMED.findall(" " + body)
+    specific = bool(found - GENERIC_DOMAINS) or ("schedule" in found and bool(named))
+    if chinese:  # a Chinese statement often leaves its subject (the user) unsaid
+        return specific
+    own = bool(_FIRST_EN.search(body))
+    return (specific and (own or bool(named))) or (bool(named) and own) or len(named) >= 2
