@@ -69,10 +69,10 @@ def profile_budget(config: RecallConfig, token_budget: int | None) -> int:
 
 def select_profile(records: Sequence[MemoryRecord], scores: dict[str, ScoreParts], question_domains: frozenset[str],
                    budget_tokens: int, limit: int) -> list[MemoryRecord]:
-    """The entries pushed: shown ones (sensitive only where the question's domains reach them), those the
+    """The entries pushed (the caller leaves out the `superseded` ones and those ranked as memories): shown
+    ones (sensitive only where the question's domains reach them), those the
     question touches (match above zero) first, then by S1 score, ties by id; while they fit the budget."""
-    gone = superseded(records)
-    shown = [r for r in records if r.memory_id not in gone and may_show(question_domains, r.content)]
+    shown = [r for r in records if may_show(question_domains, r.content)]
     ranked = sorted(shown, key=lambda r: (scores[r.memory_id].match <= 0, -scores[r.memory_id].score, r.memory_id))
     chosen: list[MemoryRecord] = []
     used = 0
