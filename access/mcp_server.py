@@ -1,7 +1,7 @@
 """Engram as an MCP memory server (official `mcp` SDK), over stdio or streamable HTTP.
 
-Tools: `memory_write`, `memory_read`, `memory_search`, `memory_delete` and
-`memory_recall`. Each names its tenant, user and session, validated the same
+Tools: `memory_write`, `memory_read`, `memory_search`, `memory_delete`,
+`memory_recall` and `memory_profile`. Each names its tenant, user and session, validated the same
 way on write and read. A new user or session is normal (`user_known` /
 `session_known` false in the answer); a read of one named thing (a memory id)
 that does not exist is an error. Over HTTP every request needs `Authorization: Bearer`
@@ -77,7 +77,7 @@ class EngramMCP:
         self.user = user
         self.server = MCPServer("engram", instructions=INSTRUCTIONS)
         for tool in (self.memory_write, self.memory_read, self.memory_search, self.memory_delete,
-                     self.memory_recall):
+                     self.memory_recall, self.memory_profile):
             self.server.add_tool(tool, name=tool.__name__, description=tool.__doc__)
             forbid_unknown_arguments(self.server, tool.__name__)
             plain_argument_errors(self.server, tool.__name__)
@@ -191,6 +191,17 @@ class EngramMCP:
         return response.model_dump(include={"recall_id", "context", "injected", "items", "recent", "degraded",
                                             "deadline_exceeded", "missed",
                                             "user_known", "session_known"})
+
+
+    async def memory_profile(self, tenant: TenantArg = None, user: UserArg = None,
+                             ctx: Context | None = None) -> dict[str, Any]:
+        """The user's standing profile, most important first: who they are, where they live, the people
+        and pets around them, standing constraints and how they want to be answered. Every recall starts
+        with it (a sensitive entry only when the question touches it). A new user is not an error
+        (`user_known` false, no entries)."""
+        tenant_id, user_id = self._scope(tenant, user)
+        profile = await self._call(self.access.profile, self._who(ctx), tenant_id, user_id)
+        return profile.model_dump(mode="json")
 
 
 def _memory(record: Any) -> dict[str, Any]:

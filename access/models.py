@@ -24,7 +24,7 @@ __all__ = [
     "CardAgents", "CardCreate", "CardUpdate", "ChatMessage", "ControlResult", "CorrectionBody",
     "ErrorBody", "FeedbackRequest", "FeedbackResult", "ForgetBody", "GlobalCard", "HealthInfo",
     "IngestResult", "LineageStep", "MemoryChange", "MemoryRecord", "MetricsInfo", "RecallQuery",
-    "RecallResponse", "RecalledMemory", "SearchMatch", "SearchQuery", "SearchResponse", "TurnBatch", "TurnInput", "UserScope",
+    "ProfileEntry", "ProfileResponse", "RecallResponse", "RecalledMemory", "SearchMatch", "SearchQuery", "SearchResponse", "TurnBatch", "TurnInput", "UserScope",
 ]
 
 
@@ -198,6 +198,33 @@ class MemoryChange(_Response):
     change: str
     before: str | None = None
     after: str | None = None
+
+
+class ProfileEntry(_Response):
+    """One entry of the standing profile: a memory, its life domains and whether it is sensitive."""
+
+    memory_id: str
+    type: str
+    slot: str
+    content: str
+    domains: list[str] = Field(default_factory=list, description="life domains (food, family, home, ...)")
+    sensitive: list[str] = Field(default_factory=list,
+                                 description="sensitive domains: pushed only when a question touches them")
+    pinned: bool = False
+    importance: float
+    conflict_with: list[str] = Field(default_factory=list)
+    event_time: datetime
+
+
+class ProfileResponse(_Response):
+    """The user's standing profile, most important first: what every recall starts with (within
+    `recall.profile_share` of its budget; a sensitive entry only when the question touches it).
+    Correct, pin or forget an entry with the memory controls, by its `memory_id`."""
+
+    tenant_id: str
+    user_id: str
+    entries: list[ProfileEntry] = Field(default_factory=list)
+    user_known: bool = True
 
 
 class ControlResult(_Response):

@@ -1,6 +1,6 @@
 """The CLI commands that read memory or change it, through the runtime port (either runtime).
 
-`engram memories | recall | search | summary | history | correct | pin | unpin | forget` run the
+`engram memories | profile | recall | search | summary | history | correct | pin | unpin | forget` run the
 same use cases as the HTTP API (`engram.access.service`) as the local, trusted caller. Memory ids
 may be given as the short prefixes `engram memories` lists.
 """
@@ -85,6 +85,23 @@ def _report(result: ControlResult, as_json: bool) -> None:
     for change in result.changes:
         text = change.after if change.after is not None else change.before
         click.echo(f"  {change.memory_id[:8]} {change.change}: {text}")
+
+
+@click.command()
+@scoped
+@click.pass_context
+def profile(ctx: click.Context, tenant: str, user: str, as_json: bool) -> None:
+    """The user's standing profile: what every recall starts with (sensitive entries marked)."""
+    with opened(ctx) as access:
+        result = access.profile(LOCAL, tenant, user)
+    if as_json:
+        emit_json(result.model_dump(mode="json"))
+        return
+    for entry in result.entries:
+        marks = ",".join(entry.domains) + (f" sensitive:{','.join(entry.sensitive)}" if entry.sensitive else "")
+        click.echo(f"{entry.memory_id[:8]}  {entry.content}  [{marks}]{'  (pinned)' if entry.pinned else ''}")
+    if not result.entries:
+        click.echo("(no profile entries)")
 
 
 @click.command()
@@ -232,7 +249,7 @@ def forget(ctx: click.Context, tenant: str, user: str, as_json: bool, memory_ids
         _report(access.forget(LOCAL, body), as_json)
 
 
-COMMANDS = (memories, recall, search, summary, history, correct, pin, unpin, forget)
+COMMANDS = (memories, profile, recall, search, summary, history, correct, pin, unpin, forget)
 
 
 def register(group: click.Group) -> None:
@@ -240,4 +257,4 @@ def register(group: click.Group) -> None:
         group.add_command(command)
 
 
-__all__ = ["correct", "forget", "history", "memories", "pin", "recall", "register", "search", "summary", "unpin"]
+__all__ = ["correct", "forget", "history", "memories", "pin", "profile", "recall", "register", "search", "summary", "unpin"]

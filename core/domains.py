@@ -77,7 +77,8 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
         "宠物", "狗", "猫", "兔子", "仓鼠", "鹦鹉", "兽医", "遛狗",
     ),
     "home": (
-        "home", "house", "apartment", "lease", "new place", "live", "living", "moved", "move", "city",
+        "home", "house", "apartment", "lease", "new place", "live", "living", "moved", "move", "moving",
+        "relocat", "city",
         "town", "neighbo",
         "nearby", "near me", "local", "around here", "weather", "climate", "commute", "address", "district",
         "家", "住", "搬", "城市", "附近", "周边", "本地", "当地", "天气", "气候", "通勤", "小区", "区",

@@ -7,6 +7,7 @@
     # -> [Remembered(memory_id='…', memory='User prefers green tea', event='created', previous=None)]
     m.recall(user="ana", question="What should I drink?").context   # the memory block for your system prompt
     m.memories(user="ana")                            # what is remembered (MemoryRecord list)
+    m.profile(user="ana").entries                     # the standing profile every recall starts with
     m.forget(user="ana", memory_id="…")               # or topic="tea", or everything=True
 
 Tenant, agent and session have defaults (`default`, `assistant`, `default`);
@@ -27,7 +28,7 @@ from typing import Any, Literal
 
 from engram.access.auth import LOCAL
 from engram.access.errors import BadRequest, NotFound
-from engram.access.models import ForgetBody, LineageStep, RecallQuery, RecallResponse, SearchMatch
+from engram.access.models import ForgetBody, LineageStep, ProfileResponse, RecallQuery, RecallResponse, SearchMatch
 from engram.access.service import AccessService, search_response
 from engram.runtime_port import MemoryRuntime, open_runtime
 from engram.schemas.inputs import TurnInput
@@ -116,6 +117,10 @@ class Memory:
             if missing.code == "unknown_user":
                 return []
             raise
+
+    def profile(self, user: str, *, tenant: str | None = None) -> ProfileResponse:
+        """The user's standing profile (`.entries`, most important first): what every recall starts with."""
+        return self.access.profile(LOCAL, tenant or self.tenant, user)
 
     def search(self, user: str, query: str, *, limit: int = 10, tenant: str | None = None) -> list[SearchMatch]:
         """The user's memories matching `query` by meaning and keywords, best first."""

@@ -26,8 +26,8 @@ from engram.schemas.memory import MemoryRecord
 _MOVE = re.compile(
     r"\b(?:moved|moving|relocat\w*|new (?:place|flat|apartment|house|home)|signed a lease)\b|"
     r"搬|新家|新房子|租的房子|去\S{1,4}发展|到\S{1,6}(?:一周|几天|一个月|半个月|半年)了", re.IGNORECASE)
-_DIET_REGIME = re.compile(r"\b(?:vegetarian|vegan|pescatarian|keto|paleo|low-carb|carnivore)\b|吃素|素食|生酮|断食",
-                          re.IGNORECASE)
+_DIET_REGIME = re.compile(r"(?<![a-z])(?:vegetarian|vegan|pescatarian|keto|paleo|low-carb|carnivore)(?![a-z])|"
+                          r"吃素|素食|生酮|断食", re.IGNORECASE)
 _DIET_CHANGE = re.compile(
     r"\b(?:no longer|not \w+ anymore|quit|stopped|gave up|back (?:on|to)|adding \w+ back|eating \w+ again|"
     r"started eating)\b|不再|不吃素|开始吃|恢复|放弃|不玩了|戒了", re.IGNORECASE)
@@ -41,13 +41,21 @@ def superseded(records: Sequence[MemoryRecord]) -> set[str]:
     free-form): every earlier entry of the changed domain, or of its replaced kind, leaves the profile."""
     gone: set[str] = set()
     for change, domain, replaced in SUPERSESSIONS:
-        changes = [r for r in records if change.search(r.content) and domain in domains_of(r.content)]
+        changes = [r for r in records if change.search(r.content) and (replaced is None or domain in domains_of(r.content))]
         if not changes:
             continue
         latest = max(r.created_at for r in changes)
         gone.update(r.memory_id for r in records if r.created_at < latest and domain in domains_of(r.content)
                     and not change.search(r.content) and (replaced is None or replaced.search(r.content)))
     return gone
+
+
+def standing_profile(records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+    """The profile as the user reads it: the current entries (no superseded one), pinned first, then by
+    importance and recency."""
+    gone = superseded(records)
+    current = [r for r in records if r.memory_id not in gone]
+    return sorted(current, key=lambda r: (not r.pinned, -r.importance, -r.last_seen_at.timestamp(), r.memory_id))
 
 
 def profile_candidates(records: Sequence[MemoryRecord], question_domains: frozenset[str],

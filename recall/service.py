@@ -279,21 +279,22 @@ class RecallService:
         found = [h for h in hits if h.keyword_score > 0 or h.vector_score >= related
                  or (cfg.weights.domain and domain_overlap(asked, domains_of(h.record.content)) >= 1.0)]
         scores = self._scores(req, found, profile)
-        gone = superseded(profile)
+        gone = superseded([*profile, *(h.record for h in found)])
         eligible = [h for h in found if h.record.memory_id not in gone and may_show(asked, h.record.content)
                     and scores[h.record.memory_id].score >= cfg.min_score]
         chosen = self._diverse(eligible, scores, wanted)
-        # the profile entries the question finds rank among the memories; the rest are pushed, first
+        # the profile entries the question finds rank among the memories; the rest are pushed within the
+        # profile's own budget (kept before the memories fill theirs), listed after the question's memories
         skip = gone | {h.record.memory_id for h, _ in chosen}
         pushed = select_profile([r for r in profile if r.memory_id not in skip], scores, asked,
                                 profile_budget(cfg, req.token_budget), cfg.profile_limit)
-        out.extend(self._item("profile", record, scores[record.memory_id]) for record in pushed)
         shown = {m for h, _ in chosen for m in h.record.source_message_ids} | {req.message_id}
         if cfg.context_turns_top and any(h.record.session_id == req.session for h, _ in chosen[:cfg.context_turns_top]):
             shown |= self._window_ids(req, reads)  # the short-term window already shows those turns
         for n, (hit, repeats) in enumerate(chosen):
             turns = self._context_turns(req, hit.record, shown) if n < cfg.context_turns_top else ()
             out.append(self._item("memory", hit.record, scores[hit.record.memory_id], req, repeats, turns))
+        out.extend(self._item("profile", record, scores[record.memory_id]) for record in pushed)
 
     def _context_turns(self, req: RecallRequest, record: MemoryRecord, shown: set[str]) -> tuple[tuple[str, str], ...]:
         """The turns around the memory's source turns in its session, not already in the context
