@@ -89,8 +89,8 @@ class RecallConfig(_Section):
     profile_limit: int = Field(default=12, ge=0)
     """At most this many profile entries a recall, whatever the budget."""
     profile_candidates: int = Field(default=64, ge=0)
-    """A long history's profile is large: at most this many entries are scored a recall (those in the
-    question's domains first, then pinned, important and recent ones)."""
+    """A long history's profile is large: at most this many entries are read and scored a recall (pinned,
+    then important, then recent ones; an entry the question reaches beyond them is found by the search)."""
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self) -> "RecallConfig":

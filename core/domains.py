@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from engram.schemas.memory import MemoryType
+from engram.schemas.memory import SINGLE_VALUED_SLOTS, MemoryType
 
 DOMAIN_CUES: dict[str, tuple[str, ...]] = {
     "food": (
@@ -212,8 +212,20 @@ MENTION_PREFIX = "User mentioned: "
 """The extractor's note of something said in passing (`streams.rules.mention`)."""
 
 
+PROFILE_DOMAINS = frozenset({"food", "health", "mental", "religion", "sexuality", "money", "family", "pets", "home", "work",
+                             "communication"})
+"""The domains of standing facts: what the user eats and cannot, their health, the people and pets around
+them, where they live, their work, money, how they want to be answered. (Schedules, trips and studies change
+by the week: they stay ordinary memories, found when a question reaches them.)"""
+
+
 def profile_layer(memory_type: MemoryType, slot: str, content: str) -> bool:
-    """Whether a user memory belongs to the standing profile (L3): what the user says about themselves,
-    their life and how they want to be answered (identity, constraints, facts, preferences), but not a
-    goal of the moment nor a note of something merely mentioned (not a fact about the user)."""
-    return memory_type in PROFILE_TYPES and not content.startswith(MENTION_PREFIX)
+    """Whether a user memory belongs to the standing profile (L3): who the user is and their standing
+    constraints always; a fact or preference when it is about a standing domain (`PROFILE_DOMAINS`) or a
+    single-valued slot of theirs (where they live, their schedule, reply language). Never a goal of the
+    moment nor a note of something merely mentioned (not a fact about the user)."""
+    if memory_type in (MemoryType.USER_PROFILE, MemoryType.USER_CONSTRAINT):
+        return True
+    if memory_type not in PROFILE_TYPES or content.startswith(MENTION_PREFIX):
+        return False
+    return slot in SINGLE_VALUED_SLOTS or bool(domains_of(content) & PROFILE_DOMAINS)

@@ -39,7 +39,7 @@ from engram.schemas.memory import GlobalCard, MemoryRecord
 from .hybrid_index import searchable_text
 from .weaviate_batch import Item, insert as insert_batch
 from .weaviate_sealing import SealedText
-from .ports import RecentTurn, SearchHit, canonical_hash, check_owner
+from .ports import RecentTurn, SearchHit, canonical_hash, check_owner, profile_order
 from .weaviate_schema import CARDS, COLLECTIONS, MEMORIES, SESSIONS, SUMMARIES, TURNS, USERS, collection_prefix, \
     collection_specs, object_id, tenant_name
 
@@ -170,6 +170,10 @@ class WeaviateStore:
         where = self._where(tenant, user, status="active", layer="L3")
         records = self.text.records(self._all(MEMORIES, tenant, where, props=["record"]))
         return sorted(records, key=lambda r: (r.slot, r.memory_id))
+
+    def profile_entries(self, tenant: str, user: str, limit: int) -> list[MemoryRecord]:
+        """Every L3 entry is read and ordered here (importance is stored, not indexed for sorting)."""
+        return sorted(self.persona_memories(tenant, user), key=profile_order)[:limit]
 
     def search_memories(self, tenant: str, user: str, query: str, vector: np.ndarray, limit: int) -> list[SearchHit]:
         self.flush()

@@ -13,14 +13,14 @@ only when the question's domains include its own.
 
 from __future__ import annotations
 
-import heapq
 import re
 from collections.abc import Sequence
 
 from engram.core.config import RecallConfig
-from engram.core.domains import domain_overlap, domains_of, may_show
+from engram.core.domains import domains_of, may_show
 from engram.core.scoring import ScoreParts
 from engram.core.text import estimate_tokens
+from engram.projections.ports import profile_order
 from engram.schemas.memory import MemoryRecord
 
 _MOVE = re.compile(
@@ -55,19 +55,7 @@ def standing_profile(records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
     importance and recency."""
     gone = superseded(records)
     current = [r for r in records if r.memory_id not in gone]
-    return sorted(current, key=lambda r: (not r.pinned, -r.importance, -r.last_seen_at.timestamp(), r.memory_id))
-
-
-def profile_candidates(records: Sequence[MemoryRecord], question_domains: frozenset[str],
-                       limit: int) -> list[MemoryRecord]:
-    """At most `limit` entries to score (a long history's profile is large): those in the question's
-    domains first, then pinned, then by importance and recency."""
-    if len(records) <= limit:
-        return list(records)
-    def key(r: MemoryRecord) -> tuple[float, bool, float, float, str]:
-        return (-domain_overlap(question_domains, domains_of(r.content)), not r.pinned, -r.importance,
-                -r.last_seen_at.timestamp(), r.memory_id)
-    return heapq.nsmallest(limit, records, key=key)
+    return sorted(current, key=profile_order)
 
 
 def profile_budget(config: RecallConfig, token_budget: int | None) -> int:

@@ -42,7 +42,7 @@ from engram.schemas.memory import MemoryRecord
 from .context import RecalledItem, build_messages, render_memory_section, without_context_turns
 from .deadline import PARTS, PartMissed, RecallPool, gather
 from .global_cards import select_cards
-from .profile import profile_budget, profile_candidates, select_profile, superseded
+from .profile import profile_budget, select_profile, superseded
 
 log = logging.getLogger("engram.recall")
 Guard = Callable[[float], AbstractContextManager[object]]
@@ -105,10 +105,11 @@ class _Reads:
     """The independent store reads of one recall. A store over the network offers a `read_pool`: they
     all start on it at once and overlap their round trips; on an in-process store each runs when asked."""
 
-    def __init__(self, store: MemoryStore, req: RecallRequest, recent_limit: int, pool: Executor | None) -> None:
+    def __init__(self, store: MemoryStore, req: RecallRequest, recent_limit: int, pool: Executor | None,
+                 profile_limit: int = 64) -> None:
         t, u, s = req.tenant, req.user, req.session
         self._calls: dict[str, Callable[[], Any]] = {
-            "cards": lambda: store.list_cards(t, u), "persona": lambda: store.persona_memories(t, u),
+            "cards": lambda: store.list_cards(t, u), "persona": lambda: store.profile_entries(t, u, profile_limit),
             "summary": lambda: store.latest_summary(t, u, s),
             "recent": lambda: store.recent_turns(t, u, s, recent_limit),
             "user": lambda: store.has_user(t, u), "session": lambda: store.has_session(t, u, s),
@@ -218,7 +219,8 @@ class RecallService:
     def _retrieve_in_turn(self, request: RecallRequest, deadline: _Deadline) -> tuple[dict[str, Any], list[str]]:
         """The parts one after the other; past the deadline the rest are missed (a running read is not
         interrupted: an in-process store without a pool)."""
-        reads = _Reads(self.store, request, 2 * self.config.recall.recent_rounds + 1, self._pool)
+        reads = _Reads(self.store, request, 2 * self.config.recall.recent_rounds + 1, self._pool,
+                       self.config.recall.profile_candidates)
         calls = self._calls(request, reads, None)
         parts: dict[str, Any] = {"known": calls["known"]()}
         user_known, session_known = parts["known"]
@@ -236,7 +238,8 @@ class RecallService:
     def _retrieve_parallel(self, request: RecallRequest, deadline: _Deadline,
                            pool: RecallPool) -> tuple[dict[str, Any], list[str]]:
         """Every part at once on the bounded pool; at the deadline the parts ready (see recall/deadline.py)."""
-        reads = _Reads(self.store, request, 2 * self.config.recall.recent_rounds + 1, None)
+        reads = _Reads(self.store, request, 2 * self.config.recall.recent_rounds + 1, None,
+                       self.config.recall.profile_candidates)
         futures = pool.try_run(self._calls(request, reads, deadline))
         if futures is None:  # saturated: degrade now rather than queue
             return {}, list(PARTS)
@@ -272,7 +275,7 @@ class RecallService:
         hits = self.store.search_memories(req.tenant, req.user, req.question, vector,
                                           max(cfg.candidate_limit, wanted))
         asked = domains_of(req.question)
-        profile = profile_candidates(reads.get("persona"), asked, cfg.profile_candidates)
+        profile = reads.get("persona")
         retrieved.extend(r.memory_id for r in profile)
         retrieved.extend(h.record.memory_id for h in hits)
         related = float(getattr(self.embedder, "related_cosine", cfg.semantic_match_cosine))
