@@ -88,7 +88,7 @@ class RecallConfig(_Section):
     within this many tokens (0 turns the push off: no profile entry unless a question matches it)."""
     profile_limit: int = Field(default=12, ge=0)
     """At most this many profile entries a recall, whatever the budget."""
-    profile_candidates: int = Field(default=64, ge=0)
+    profile_candidates: int = Field(default=24, ge=0)
     """A long history's profile is large: at most this many entries are read and scored a recall (pinned,
     then important, then recent ones; an entry the question reaches beyond them is found by the search)."""
 

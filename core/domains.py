@@ -73,8 +73,8 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
     ),
     "pets": (
         "pet$", "pets$", "dog", "puppy", "cat$", "cats$", "kitten", "rabbit", "hamster", "parrot", "bird", "fish tank", "vet$",
-        "retriever", "labrador", "poodle", "terrier", "walkies",
-        "宠物", "狗", "猫", "兔子", "仓鼠", "鹦鹉", "兽医", "遛狗",
+        "retriever", "labrador", "poodle", "terrier", "beagle", "corgi", "husky", "spaniel", "greyhound", "walkies",
+        "宠物", "狗", "猫", "兔子", "仓鼠", "鹦鹉", "兽医", "遛狗", "柯基",
     ),
     "home": (
         "home", "house", "apartment", "lease", "new place", "live", "living", "moved", "move", "moving",

@@ -14,6 +14,7 @@ only when the question's domains include its own.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from collections.abc import Sequence
 
 from engram.core.config import RecallConfig
@@ -36,26 +37,27 @@ SUPERSESSIONS = ((_MOVE, "home", None), (_DIET_CHANGE, "food", _DIET_REGIME))
 replaces where the user lived before; a change of diet replaces the diet regime held before."""
 
 
+@lru_cache(maxsize=65536)
+def _changes(content: str) -> tuple[tuple[bool, bool, bool], ...]:
+    """Per supersession: (the text is such a change, it is in the changed domain, it is of the replaced kind)."""
+    found = domains_of(content)
+    return tuple((bool(change.search(content)), domain in found, replaced is None or bool(replaced.search(content)))
+                 for change, domain, replaced in SUPERSESSIONS)
+
+
 def superseded(records: Sequence[MemoryRecord]) -> set[str]:
     """Entries a later change replaced (a single-valued slot does this on its own; these facts are
     free-form): every earlier entry of the changed domain, or of its replaced kind, leaves the profile."""
     gone: set[str] = set()
-    for change, domain, replaced in SUPERSESSIONS:
-        changes = [r for r in records if change.search(r.content) and (replaced is None or domain in domains_of(r.content))]
+    marks = [(r, _changes(r.content)) for r in records]
+    for n, (_, _, replaced) in enumerate(SUPERSESSIONS):
+        changes = [r.created_at for r, m in marks if m[n][0] and (replaced is None or m[n][1])]
         if not changes:
             continue
-        latest = max(r.created_at for r in changes)
-        gone.update(r.memory_id for r in records if r.created_at < latest and domain in domains_of(r.content)
-                    and not change.search(r.content) and (replaced is None or replaced.search(r.content)))
+        latest = max(changes)
+        gone.update(r.memory_id for r, m in marks
+                    if r.created_at < latest and m[n][1] and not m[n][0] and m[n][2])
     return gone
-
-
-def standing_profile(records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
-    """The profile as the user reads it: the current entries (no superseded one), pinned first, then by
-    importance and recency."""
-    gone = superseded(records)
-    current = [r for r in records if r.memory_id not in gone]
-    return sorted(current, key=profile_order)
 
 
 def profile_budget(config: RecallConfig, token_budget: int | None) -> int:

@@ -106,7 +106,7 @@ class _Reads:
     all start on it at once and overlap their round trips; on an in-process store each runs when asked."""
 
     def __init__(self, store: MemoryStore, req: RecallRequest, recent_limit: int, pool: Executor | None,
-                 profile_limit: int = 64) -> None:
+                 profile_limit: int = 24) -> None:
         t, u, s = req.tenant, req.user, req.session
         self._calls: dict[str, Callable[[], Any]] = {
             "cards": lambda: store.list_cards(t, u), "persona": lambda: store.profile_entries(t, u, profile_limit),
