@@ -14,8 +14,8 @@ only when the question's domains include its own.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from collections.abc import Sequence
+from functools import lru_cache
 
 from engram.core.config import RecallConfig
 from engram.core.domains import domains_of, may_show
@@ -58,6 +58,12 @@ def superseded(records: Sequence[MemoryRecord]) -> set[str]:
         gone.update(r.memory_id for r, m in marks
                     if r.created_at < latest and m[n][1] and not m[n][0] and m[n][2])
     return gone
+
+
+def standing_profile(records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+    """The profile as the user reads it: the current entries (no superseded one), in `profile_order`."""
+    gone = superseded(records)
+    return sorted((r for r in records if r.memory_id not in gone), key=profile_order)
 
 
 def profile_budget(config: RecallConfig, token_budget: int | None) -> int:
