@@ -66,8 +66,11 @@ class MemoryStore(Protocol):
         """Active L3 persona memories (few; always recalled first)."""
         ...
 
-    def profile_entries(self, tenant: str, user: str, limit: int) -> list[MemoryRecord]:
-        """The best `limit` active L3 entries of the standing profile, in `profile_order`."""
+    def profile_entries(self, tenant: str, user: str, limit: int,
+                        vector: np.ndarray | None = None) -> list[MemoryRecord]:
+        """At most `limit` active L3 entries of the standing profile, in `profile_order`: all of them when
+        there are no more; else the best by that order (embedded), or those nearest `vector` (a store that
+        cannot order by importance on its side, so that a long history's profile costs one bounded read)."""
         ...
 
     def search_memories(

@@ -171,9 +171,23 @@ class WeaviateStore:
         records = self.text.records(self._all(MEMORIES, tenant, where, props=["record"]))
         return sorted(records, key=lambda r: (r.slot, r.memory_id))
 
-    def profile_entries(self, tenant: str, user: str, limit: int) -> list[MemoryRecord]:
-        """Every L3 entry is read and ordered here (importance is stored, not indexed for sorting)."""
-        return sorted(self.persona_memories(tenant, user), key=profile_order)[:limit]
+    def profile_entries(self, tenant: str, user: str, limit: int,
+                        vector: np.ndarray | None = None) -> list[MemoryRecord]:
+        """Importance is stored, not indexed for sorting: with a `vector`, one bounded read of the L3
+        entries nearest it (all of them when there are no more than `limit`); without, every entry."""
+        if vector is None:
+            return sorted(self.persona_memories(tenant, user), key=profile_order)[:limit]
+        self.flush()
+        where = self._where(tenant, user, status="active", layer="L3")
+        try:
+            found = self._tenant(MEMORIES, tenant).query.near_vector(
+                near_vector=np.asarray(vector).tolist(), limit=limit, filters=where,
+                return_properties=["record"]).objects
+        except Exception as exc:
+            if _unknown_tenant(exc):
+                return []
+            raise
+        return sorted(self.text.records(found), key=profile_order)
 
     def search_memories(self, tenant: str, user: str, query: str, vector: np.ndarray, limit: int) -> list[SearchHit]:
         self.flush()

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from functools import partial
 from datetime import datetime
 from typing import Any
 
@@ -105,11 +106,10 @@ class _Reads:
     """The independent store reads of one recall. A store over the network offers a `read_pool`: they
     all start on it at once and overlap their round trips; on an in-process store each runs when asked."""
 
-    def __init__(self, store: MemoryStore, req: RecallRequest, recent_limit: int, pool: Executor | None,
-                 profile_limit: int = 24) -> None:
+    def __init__(self, store: MemoryStore, req: RecallRequest, recent_limit: int, pool: Executor | None) -> None:
         t, u, s = req.tenant, req.user, req.session
         self._calls: dict[str, Callable[[], Any]] = {
-            "cards": lambda: store.list_cards(t, u), "persona": lambda: store.profile_entries(t, u, profile_limit),
+            "cards": lambda: store.list_cards(t, u),
             "summary": lambda: store.latest_summary(t, u, s),
             "recent": lambda: store.recent_turns(t, u, s, recent_limit),
             "user": lambda: store.has_user(t, u), "session": lambda: store.has_session(t, u, s),
@@ -219,8 +219,7 @@ class RecallService:
     def _retrieve_in_turn(self, request: RecallRequest, deadline: _Deadline) -> tuple[dict[str, Any], list[str]]:
         """The parts one after the other; past the deadline the rest are missed (a running read is not
         interrupted: an in-process store without a pool)."""
-        reads = _Reads(self.store, request, 2 * self.config.recall.recent_rounds + 1, self._pool,
-                       self.config.recall.profile_candidates)
+        reads = _Reads(self.store, request, 2 * self.config.recall.recent_rounds + 1, self._pool)
         calls = self._calls(request, reads, None)
         parts: dict[str, Any] = {"known": calls["known"]()}
         user_known, session_known = parts["known"]
@@ -238,8 +237,7 @@ class RecallService:
     def _retrieve_parallel(self, request: RecallRequest, deadline: _Deadline,
                            pool: RecallPool) -> tuple[dict[str, Any], list[str]]:
         """Every part at once on the bounded pool; at the deadline the parts ready (see recall/deadline.py)."""
-        reads = _Reads(self.store, request, 2 * self.config.recall.recent_rounds + 1, None,
-                       self.config.recall.profile_candidates)
+        reads = _Reads(self.store, request, 2 * self.config.recall.recent_rounds + 1, None)
         futures = pool.try_run(self._calls(request, reads, deadline))
         if futures is None:  # saturated: degrade now rather than queue
             return {}, list(PARTS)
@@ -271,11 +269,13 @@ class RecallService:
         cfg = self.config.recall
         wanted = req.limit or cfg.result_limit
         vector = embed_text(self.embedder, req.question)
+        profile_read = partial(self.store.profile_entries, req.tenant, req.user, cfg.profile_candidates, vector)
+        pending = self._pool.submit(profile_read) if self._pool is not None else None  # beside the search
         # a request for more results than the configured candidates searches that much deeper
         hits = self.store.search_memories(req.tenant, req.user, req.question, vector,
                                           max(cfg.candidate_limit, wanted))
         asked = domains_of(req.question)
-        profile = reads.get("persona")
+        profile: list[MemoryRecord] = pending.result() if pending is not None else profile_read()
         retrieved.extend(r.memory_id for r in profile)
         retrieved.extend(h.record.memory_id for h in hits)
         related = float(getattr(self.embedder, "related_cosine", cfg.semantic_match_cosine))
