@@ -57,6 +57,11 @@ _NAMED = re.compile(r"(?<=\s)[A-Z][\w'-]+|\d|[一二三四五六七八九十百�
 _LEAD_TRIM = re.compile(r"^(?:ok|okay|so|well|oh|lol|haha|yep|yeah|hmm|btw|anyway|guess what)[,!. ]+", _I)
 
 
+def is_standing_note(draft: Draft) -> bool:
+    """A note written by `standing_notes` (the summarizer reads its sentence as one that gave no draft)."""
+    return draft.confidence == STANDING_CONFIDENCE and draft.content.startswith((PREFIX_EN, PREFIX_ZH))
+
+
 def standing_notes(text: str, drafts: list[Draft]) -> list[Draft]:
     """At most `MAX_NOTES` verbatim notes of the turn's standing facts that `drafts` do not already hold.
     None in pasted material (code, a log); a task for the assistant is no note, but the facts told beside
