@@ -2,7 +2,7 @@
 
 Tools: `memory_write`, `memory_recall`, `memory_search`, `memory_read`,
 `memory_history`, `memory_correct`, `memory_pin`, `memory_unpin`,
-`memory_delete` (forget) and `memory_feedback`: the operations of every door,
+`memory_delete` (forget), `memory_feedback` and `memory_profile`: the operations of every door,
 with the same argument names and defaults (docs/api.md). Each names its
 tenant and user, unless the server is pinned to them (`--tenant`, `--user`):
 then the tools do not advertise those arguments (one given anyway must match the pin). A new user or session is normal (`user_known` /
@@ -95,7 +95,8 @@ DeprecatedTopicArg = Annotated[str, Field(description="Deprecated: use topic.", 
 DeprecatedSessionArg = Annotated[OptionalId, Field(description="Deprecated and ignored: forget is per user.",
                                                    json_schema_extra={"deprecated": True})]
 TOOLS = ("memory_write", "memory_recall", "memory_search", "memory_read", "memory_history", "memory_correct",
-         "memory_pin", "memory_unpin", "memory_delete", "memory_feedback")
+         "memory_pin", "memory_unpin", "memory_delete", "memory_feedback",
+         "memory_profile")
 
 
 class EngramMCP:
@@ -275,6 +276,17 @@ class EngramMCP:
                                reason=reason, remark=remark)
         result = await self._call(self.access.feedback, self._who(ctx), body)
         return result.model_dump()
+
+
+    async def memory_profile(self, tenant: TenantArg = None, user: UserArg = None,
+                             ctx: Context | None = None) -> dict[str, Any]:
+        """The user's standing profile, most important first: who they are, where they live, the people
+        and pets around them, standing constraints and how they want to be answered. Every recall starts
+        with it (a sensitive entry only when the question touches it). A new user is not an error
+        (`user_known` false, no entries)."""
+        tenant_id, user_id = self._scope(tenant, user)
+        profile = await self._call(self.access.profile, self._who(ctx), tenant_id, user_id)
+        return profile.model_dump(mode="json")
 
 
 def _memory(record: Any) -> dict[str, Any]:

@@ -28,7 +28,7 @@ __all__ = [
     "CardAgents", "CardCreate", "CardUpdate", "ChatMessage", "ControlResult", "CorrectionBody",
     "ErrorBody", "FeedbackRequest", "FeedbackResult", "ForgetBody", "GlobalCard", "HealthInfo",
     "IngestResult", "LineageStep", "MemoryChange", "MemoryRecord", "MetricsInfo", "RecallQuery",
-    "RecallResponse", "RecalledMemory", "SearchMatch", "SearchQuery", "SearchResponse", "TurnBatch", "TurnInput", "UserScope",
+    "ProfileEntry", "ProfileResponse", "RecallResponse", "RecalledMemory", "SearchMatch", "SearchQuery", "SearchResponse", "TurnBatch", "TurnInput", "UserScope",
 ]
 
 
@@ -114,13 +114,13 @@ class RecallQuery(UserScope):
 
 
 class RecalledMemory(_Response):
-    """One recalled item. Its id is `memory_id` for a memory or persona, `card_id` for a global card,
-    `summary_id` for a summary, the message id for a turn (quoted from the conversation), and `item_id`
+    """One recalled item. Its id is `memory_id` for a memory or profile entry, `card_id` for a global card,
+    `summary_id` for a summary, `message_id` for a turn (quoted from the conversation), and `item_id`
     whatever the kind."""
 
-    kind: Literal["global", "persona", "memory", "turn", "summary"]
+    kind: Literal["global", "profile", "memory", "turn", "summary"]
     item_id: str = Field(description="the id of the memory, card or summary (see `kind`)")
-    memory_id: str | None = Field(default=None, description="set for kind memory and persona")
+    memory_id: str | None = Field(default=None, description="set for kind memory and profile")
     card_id: str | None = Field(default=None, description="set for kind global")
     summary_id: str | None = Field(default=None, description="set for kind summary")
     message_id: str | None = Field(default=None, description="set for kind turn: the quoted turn's message id")
@@ -244,6 +244,33 @@ class MemoryChange(_Response):
     change: str
     before: str | None = None
     after: str | None = None
+
+
+class ProfileEntry(_Response):
+    """One entry of the standing profile: a memory, its life domains and whether it is sensitive."""
+
+    memory_id: str
+    type: str
+    slot: str
+    content: str
+    domains: list[str] = Field(default_factory=list, description="life domains (food, family, home, ...)")
+    sensitive: list[str] = Field(default_factory=list,
+                                 description="sensitive domains: pushed only when a question touches them")
+    pinned: bool = False
+    importance: float
+    conflict_with: list[str] = Field(default_factory=list)
+    event_time: datetime
+
+
+class ProfileResponse(_Response):
+    """The user's standing profile, most important first: what every recall starts with (within
+    `recall.profile_share` of its budget; a sensitive entry only when the question touches it).
+    Correct, pin or forget an entry with the memory controls, by its `memory_id`."""
+
+    tenant_id: str
+    user_id: str
+    entries: list[ProfileEntry] = Field(default_factory=list)
+    user_known: bool = True
 
 
 class ControlResult(_Response):

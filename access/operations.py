@@ -147,6 +147,14 @@ OPERATIONS: tuple[Operation, ...] = (
          "session": "MCP's memory_read also answers the session's summary when given a session"},
     ),
     Operation(
+        "profile", "The user's standing profile: what every recall starts with, most important first",
+        Door("Memory.profile", (*PY, PY_TENANT)),
+        Door("engram profile", CLI),
+        Door("GET /v1/profile", HTTP_SCOPE),
+        Door("memory_profile", MCP_SCOPE),
+        f"{INVALID}. A new user: no entries, `user_known` false",
+    ),
+    Operation(
         "memory", "One memory by id or unique prefix, in whatever status",
         Door("Memory.memory", (*PY, MEMORY_ID, PY_TENANT)),
         Door("engram memory", (*CLI, MEMORY_ID)),

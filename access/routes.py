@@ -24,7 +24,8 @@ from .guard import ARRIVED
 from .errors import Forbidden, TooLarge, no_summary
 from .models import (
     CardAgents, CardCreate, CardUpdate, CardVersion, ControlResult, CorrectionBody, FeedbackRequest, FeedbackResult,
-    ForgetBody, HealthInfo, IngestResult, LineageStep, MetricsInfo, RecallQuery, RecallResponse, SearchQuery,
+    ForgetBody, HealthInfo, IngestResult, LineageStep, MetricsInfo, ProfileResponse, RecallQuery, RecallResponse,
+    SearchQuery,
     SearchResponse, TurnBatch, UserScope,
 )
 from .service import AccessService, search_response
@@ -158,6 +159,12 @@ def get_summary(session: ItemId, tenant: Tenant, user: User, who: Who, access: A
 def list_memories(tenant: Tenant, user: User, who: Who, access: Access,
                   status: Literal["active", "all"] = "active") -> list[MemoryRecord]:
     return access.memories(who, tenant, user, status)
+
+
+@memory_routes.get("/profile", response_model=ProfileResponse,
+                   summary="The user's standing profile: what every recall starts with")
+def get_profile(tenant: Tenant, user: User, who: Who, access: Access) -> ProfileResponse:
+    return access.profile(who, tenant, user)
 
 
 @memory_routes.get("/memories/{memory_id}", response_model=MemoryRecord)

@@ -23,6 +23,8 @@ from engram.core.embedding import embed_text
 from engram.core.text import has_visible, strip_control
 from engram.projections.ports import MemoryStore, SearchHit
 from engram.recall.deadline import PARTS
+from engram.core.domains import domains_of, sensitive_domains
+from engram.recall.profile import standing_profile
 from engram.recall.service import RecallRequest, RecallResult
 from engram.schemas.base import Event
 from engram.schemas.events import (
@@ -44,6 +46,7 @@ from .metrics import Metrics
 from .models import (
     ChatMessage, ControlResult, FeedbackRequest, FeedbackResult, ForgetBody, IngestResult, LineageStep,
     MemoryChange, RecallQuery, RecallResponse, RecalledMemory, SearchMatch, SearchResponse,
+    ProfileEntry, ProfileResponse,
 )
 
 log = logging.getLogger("engram.access")
@@ -219,6 +222,14 @@ class AccessService:
             return []
         statuses = ALL_STATUSES if status == "all" else ("active",)
         return self.backend.read(lambda store: store.list_memories(tenant, user, statuses))
+
+    def profile(self, who: Principal, tenant: str, user: str) -> ProfileResponse:
+        """The user's standing profile (a new user: no entries, `user_known` false)."""
+        who.check_tenant(tenant)
+        known = bool(self.backend.read(lambda store: store.has_user(tenant, user)))
+        records = self.backend.read(lambda store: store.persona_memories(tenant, user)) if known else []
+        return ProfileResponse(tenant_id=tenant, user_id=user, user_known=known,
+                               entries=[profile_entry(r) for r in standing_profile(records)])
 
     def memory(self, who: Principal, tenant: str, user: str, memory_id: str) -> MemoryRecord:
         self.require_user(who, tenant, user)
@@ -409,7 +420,7 @@ def control_result(changes: list[MemoryChanged]) -> ControlResult:
 def recall_response(result: RecallResult, system_prompt: str = "") -> RecallResponse:
     items = [
         RecalledMemory(kind=i.kind, item_id=i.item_id, id=i.item_id,
-                       memory_id=i.item_id if i.kind in ("memory", "persona") else None,
+                       memory_id=i.item_id if i.kind in ("memory", "profile") else None,
                        card_id=i.item_id if i.kind == "global" else None,
                        summary_id=i.item_id if i.kind == "summary" else None,
                        message_id=i.item_id if i.kind == "turn" else None,
@@ -434,3 +445,11 @@ def search_response(found: SearchResult) -> SearchResponse:
         SearchMatch(memory=h.record, score=round(h.vector_score + h.keyword_score, 6),
                     vector_score=round(h.vector_score, 6), keyword_score=round(h.keyword_score, 6))
         for h in found.hits], user_known=found.user_known, session_known=found.session_known)
+
+
+def profile_entry(record: MemoryRecord) -> ProfileEntry:
+    """A profile entry as every surface shows it."""
+    return ProfileEntry(memory_id=record.memory_id, type=record.type.value, slot=record.slot, content=record.content,
+                        domains=sorted(domains_of(record.content)), sensitive=sorted(sensitive_domains(record.content)),
+                        pinned=record.pinned, importance=record.importance, conflict_with=list(record.conflict_with),
+                        event_time=record.created_at)

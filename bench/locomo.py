@@ -83,7 +83,7 @@ EVAL_SESSION = "locomo-eval"
 TOP_K = 10
 TOKEN_BUDGET = 1000
 CONTEXT_LIMIT = 100
-LONG_TERM_KINDS = ("persona", "memory")
+LONG_TERM_KINDS = ("profile", "memory")
 
 
 # -- scoring ---------------------------------------------------------------------------------------------

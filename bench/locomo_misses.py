@@ -146,7 +146,7 @@ def _spend(items: list[Any], spend: Counter[str], terms: Any) -> None:
         spend["items"] += 1
         words = set(terms(item.text))
         sources = set(item.source_message_ids)
-        if item.kind == "persona":
+        if item.kind == "profile":
             spend["persona"] += tokens
         if sources & seen_sources:
             spend["same_source_as_earlier"] += tokens

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from engram.core.domains import profile_layer
 from engram.projections.ports import RecentTurn
 from engram.schemas.events import SummarySnapshotted
 from engram.schemas.memory import GlobalCard, MemoryRecord, MemoryType, SummarySections
@@ -201,7 +202,8 @@ def _persona(seed: int, tenant: str, user: str, zh: bool) -> list[tuple[str, str
 
 
 def generate_memories(seed: int, tenant: str, user: str, size: int) -> list[MemoryRecord]:
-    """`size` active memories of one user: 3 L3 persona memories, the rest L1."""
+    """`size` active memories of one user: 3 L3 persona memories, then facts and preferences in the
+    standing profile (L3) as consolidation files them (`core.domains.profile_layer`), the rest L1."""
     zh_lean = _zh_user(seed, tenant, user)
     rng = _rng(seed, tenant, user, "memories")
     kinds, weights = zip(*KINDS.items())
@@ -227,6 +229,7 @@ def generate_memories(seed: int, tenant: str, user: str, size: int) -> list[Memo
         seen = min(NOW, created + timedelta(minutes=rng.randrange(0, 60 * 24 * 30)))
         records.append(MemoryRecord(
             memory_id=f"m{n:06d}", tenant_id=tenant, user_id=user, agent_id=AGENT,
+            layer="L3" if profile_layer(memory_type, memory_type.value, text) else "L1",
             session_id=f"s{rng.randrange(1, 1 + max(1, size // 20)):04d}", type=memory_type,
             slot=memory_type.value, content=text, confidence=round(rng.uniform(0.6, 0.95), 2),
             importance=round(rng.uniform(0.2, 0.9), 2), source_count=1 + int(rng.random() < 0.2),

@@ -1,7 +1,7 @@
 """The CLI commands that read memory or change it, through the runtime port (either runtime).
 
 `engram memories | memory | recall | search | summary | history | correct | pin | unpin | forget |
-feedback` run the same use cases as the HTTP API (`engram.access.service`) as the local, trusted
+feedback | profile` run the same use cases as the HTTP API (`engram.access.service`) as the local, trusted
 caller, with the same argument names and defaults (docs/api.md); `--json` prints what the HTTP API
 answers. Memory ids may be given as the short prefixes `engram memories` lists.
 """
@@ -114,6 +114,23 @@ def _report(result: ControlResult, as_json: bool) -> None:
     for change in result.changes:
         text = change.after if change.after is not None else change.before
         click.echo(f"  {change.memory_id[:8]} {change.change}: {text}")
+
+
+@click.command()
+@scoped
+@click.pass_context
+def profile(ctx: click.Context, tenant: str, user: str, as_json: bool) -> None:
+    """The user's standing profile: what every recall starts with (sensitive entries marked)."""
+    with opened(ctx) as access:
+        result = access.profile(LOCAL, tenant, user)
+    if as_json:
+        emit_json(result.model_dump(mode="json"))
+        return
+    for entry in result.entries:
+        marks = ",".join(entry.domains) + (f" sensitive:{','.join(entry.sensitive)}" if entry.sensitive else "")
+        click.echo(f"{entry.memory_id[:8]}  {entry.content}  [{marks}]{'  (pinned)' if entry.pinned else ''}")
+    if not result.entries:
+        click.echo("(no profile entries)")
 
 
 @click.command()
@@ -308,7 +325,7 @@ def feedback(ctx: click.Context, tenant: str, user: str, recall_id: str, rating:
         click.echo(f"feedback {result.feedback_id} recorded: rating {result.rating} on recall {result.recall_id}")
 
 
-COMMANDS = (memories, memory, recall, search, summary, history, correct, pin, unpin, forget, feedback)
+COMMANDS = (memories, memory, recall, search, summary, history, correct, pin, unpin, forget, feedback, profile)
 
 
 def register(group: click.Group) -> None:
@@ -316,5 +333,5 @@ def register(group: click.Group) -> None:
         group.add_command(command)
 
 
-__all__ = ["correct", "feedback", "forget", "history", "memories", "memory", "pin", "recall", "register", "search",
+__all__ = ["correct", "feedback", "forget", "history", "memories", "memory", "pin", "profile", "recall", "register", "search",
            "summary", "unpin"]

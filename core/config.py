@@ -53,6 +53,9 @@ class RecallWeights(_Section):
     """...and from the semantic channel (the embedder's cosine); the two sum to 1."""
     bm25: float = 0.5
     """Inside `lexical`: the share of BM25 (the rest is the bigram/contains phrase score)."""
+    domain: float = Field(default=0.4, ge=0.0, le=1.0)
+    """The least `match` of a memory in a specific domain the question implies (a dinner plan and the
+    diet): `match = max(channels, domain·overlap)`; 0 turns task-implied relevance off."""
 
 
 class RecallConfig(_Section):
@@ -95,6 +98,14 @@ class RecallConfig(_Section):
     """The sentences of a memory's source turn shown with it, or of a turn shown alone, at most this long
     for the best `evidence_top` items, half as long for the others (more distinct evidence fits)."""
     evidence_top: int = Field(default=5, ge=0)
+    profile_share: float = Field(default=0.3, ge=0.0, le=1.0)
+    """The standing profile's share of `token_budget`: its entries come first, most important first,
+    within this many tokens (0 turns the push off: no profile entry unless a question matches it)."""
+    profile_limit: int = Field(default=12, ge=0)
+    """At most this many profile entries a recall, whatever the budget."""
+    profile_candidates: int = Field(default=24, ge=0)
+    """A long history's profile is large: at most this many entries are read and scored a recall (pinned,
+    then important, then recent ones; an entry the question reaches beyond them is found by the search)."""
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self) -> "RecallConfig":

@@ -4,7 +4,8 @@
 `match = w_lexical·lexical + w_semantic·semantic` (the two channels, each in
 [0, 1]: `lexical = w_bm25·BM25 + (1 − w_bm25)·phrase`, `phrase =
 w_bigram·bigram_overlap + w_contains·contains`, `semantic` the embedder's
-cosine scaled to the best candidate) and
+cosine scaled to the best candidate), raised to `w_domain·domain` when the memory is in a domain the
+question implies (`core.domains`: a question about dinner lifts the diet without naming it), and
 `decay = floor + (1 − floor)·0.5 ** (Δt / half_life)`, Δt in whole hours.
 
 Terms are Latin words and CJK character bigrams (`core.text.terms`), so
@@ -110,10 +111,11 @@ class ScoreParts:
     decay: float
     importance: float
     score: float
+    domain: float = 0.0
 
     def as_details(self) -> dict[str, float]:
         return {name: round(getattr(self, name), 4)
-                for name in ("lexical", "semantic", "match", "decay", "importance")}
+                for name in ("lexical", "semantic", "domain", "match", "decay", "importance")}
 
 
 def lexical_score(bm25: float, phrase: float, weights: RecallWeights) -> float:
@@ -127,11 +129,12 @@ def fused_match(lexical: float, semantic: float, weights: RecallWeights) -> floa
 
 
 def score_parts(lexical: float, semantic: float, decay: float, importance: float,
-                weights: RecallWeights) -> ScoreParts:
-    """The S1 score of fused channels, with its components."""
-    match = fused_match(lexical, semantic, weights)
+                weights: RecallWeights, domain: float = 0.0) -> ScoreParts:
+    """The S1 score of fused channels, with its components. `domain` in [0, 1]: how far the memory is in
+    a domain the question implies; it raises `match` to at least `w_domain·domain`."""
+    match = max(fused_match(lexical, semantic, weights), weights.domain * domain)
     return ScoreParts(lexical, semantic, match, decay, importance,
-                      combined_score(match, decay, importance, weights))
+                      combined_score(match, decay, importance, weights), domain)
 
 
 def combined_score(match: float, decay: float, importance: float, weights: RecallWeights) -> float:

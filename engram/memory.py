@@ -7,6 +7,7 @@
     # -> [Remembered(memory_id='…', memory='User prefers green tea', event='created', previous=None)]
     m.recall(user="ana", question="What should I drink?").context   # the memory block for your system prompt
     m.memories(user="ana")                            # what is remembered (MemoryRecord list)
+    m.profile(user="ana").entries                     # the standing profile every recall starts with
     m.forget("ana", "3f2c")                           # ids or unique prefixes; or topic="tea", or everything=True
 
 Tenant, agent and session have defaults (`default`, `assistant`, `default`);
@@ -33,7 +34,7 @@ from pydantic import TypeAdapter, ValidationError
 from engram.access.auth import LOCAL
 from engram.access.errors import BadRequest, InvalidTurns, invalid_input, no_summary
 from engram.access.models import (
-    FeedbackRequest, FeedbackResult, ForgetBody, LineageStep, MemoryChange, RecallQuery, RecallResponse,
+    FeedbackRequest, FeedbackResult, ForgetBody, LineageStep, MemoryChange, ProfileResponse, RecallQuery, RecallResponse,
     SearchMatch,
 )
 from engram.access.service import AccessService, Refused, resolve_id, search_response
@@ -174,6 +175,10 @@ class Memory:
         t = tenant or self.tenant
         check_inputs({"tenant": t, "user": user}, {"memory_id": memory_id})
         return self.access.memory(LOCAL, t, user, memory_id)
+
+    def profile(self, user: str, *, tenant: str | None = None) -> ProfileResponse:
+        """The user's standing profile (`.entries`, most important first): what every recall starts with."""
+        return self.access.profile(LOCAL, tenant or self.tenant, user)
 
     def search(self, user: str, query: str, *, limit: int = 10, tenant: str | None = None) -> list[SearchMatch]:
         """The user's memories matching `query` by meaning and keywords, best first (`limit` 1-100)."""

@@ -148,6 +148,10 @@ class EmbeddedStore:
         persona = list(index.persona.values())
         return sorted(persona, key=lambda r: (r.slot, r.memory_id))
 
+    def profile_entries(self, tenant: str, user: str, limit: int,
+                        vector: np.ndarray | None = None) -> list[MemoryRecord]:
+        return self._index(tenant, user).profile_top(limit)
+
     def search_memories(
         self, tenant: str, user: str, query: str, vector: np.ndarray, limit: int
     ) -> list[SearchHit]:

@@ -11,6 +11,7 @@ import numpy as np
 from engram.core.text import terms
 from engram.core.vector_table import VectorTable
 from engram.schemas.memory import MemoryRecord
+from engram.projections.ports import profile_order
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -143,6 +144,13 @@ class UserIndex:
         self._table = VectorTable(dimensions)
         self._versions: dict[str, int] = {}
         self.persona: dict[str, MemoryRecord] = {}
+        self._profile_order: list[MemoryRecord] | None = None
+
+    def profile_top(self, limit: int) -> list[MemoryRecord]:
+        """The best `limit` L3 entries by `profile_order`, sorted once per change of the profile."""
+        if self._profile_order is None:
+            self._profile_order = sorted(self.persona.values(), key=profile_order)
+        return self._profile_order[:limit]
 
     def __len__(self) -> int:
         return len(self.records)
@@ -171,6 +179,7 @@ class UserIndex:
         self.records[record.memory_id] = record
         if record.layer == "L3":
             self.persona[record.memory_id] = record
+            self._profile_order = None
         self._vectors[record.memory_id] = vector
         self._table.put(record.memory_id, vector)
         doc_terms = terms(searchable_text(record, context))
@@ -186,7 +195,8 @@ class UserIndex:
         old = self.records.pop(memory_id, None)
         if old is None:
             return
-        self.persona.pop(memory_id, None)
+        if self.persona.pop(memory_id, None) is not None:
+            self._profile_order = None
         del self._vectors[memory_id]
         self._table.remove(memory_id)
         self._keywords.discard(memory_id, self.terms.pop(memory_id))

@@ -74,6 +74,13 @@ class MemoryStore(Protocol):
         """Active L3 persona memories (few; always recalled first)."""
         ...
 
+    def profile_entries(self, tenant: str, user: str, limit: int,
+                        vector: np.ndarray | None = None) -> list[MemoryRecord]:
+        """At most `limit` active L3 entries of the standing profile, in `profile_order`: all of them when
+        there are no more; else the best by that order (embedded), or those nearest `vector` (a store that
+        cannot order by importance on its side, so that a long history's profile costs one bounded read)."""
+        ...
+
     def search_memories(
         self, tenant: str, user: str, query: str, vector: np.ndarray, limit: int
     ) -> list[SearchHit]:
@@ -159,3 +166,8 @@ def check_owner(tenant: str, user: str, record_tenant: str, record_user: str) ->
     """Refuse to write a record under any tenant/user but its own."""
     if (tenant, user) != (record_tenant, record_user):
         raise ValueError(f"record belongs to {record_tenant}/{record_user}, not to {tenant}/{user}")
+
+
+def profile_order(record: MemoryRecord) -> tuple[bool, float, float, str]:
+    """The standing profile's order: pinned first, then the most important, then the most recent."""
+    return (not record.pinned, -record.importance, -record.last_seen_at.timestamp(), record.memory_id)

@@ -40,7 +40,7 @@ from engram.schemas.memory import GlobalCard, MemoryRecord
 from .hybrid_index import searchable_text
 from .weaviate_batch import Item, insert as insert_batch
 from .weaviate_sealing import SealedText
-from .ports import RecentTurn, SearchHit, TurnHit, canonical_hash, check_owner
+from .ports import RecentTurn, SearchHit, TurnHit, canonical_hash, check_owner, profile_order
 from .weaviate_schema import CARDS, COLLECTIONS, MEMORIES, SESSIONS, SUMMARIES, TURNS, USERS, collection_prefix, \
     add_turn_search_text, collection_specs, object_id, tenant_name
 from .weaviate_turns import search_turns, source_turns, turn_search_text, withdraw_turns
@@ -176,6 +176,24 @@ class WeaviateStore:
         where = self._where(tenant, user, status="active", layer="L3")
         records = self.text.records(self._all(MEMORIES, tenant, where, props=["record"]))
         return sorted(records, key=lambda r: (r.slot, r.memory_id))
+
+    def profile_entries(self, tenant: str, user: str, limit: int,
+                        vector: np.ndarray | None = None) -> list[MemoryRecord]:
+        """Importance is stored, not indexed for sorting: with a `vector`, one bounded read of the L3
+        entries nearest it (all of them when there are no more than `limit`); without, every entry."""
+        if vector is None:
+            return sorted(self.persona_memories(tenant, user), key=profile_order)[:limit]
+        self.flush()
+        where = self._where(tenant, user, status="active", layer="L3")
+        try:
+            found = self._tenant(MEMORIES, tenant).query.near_vector(
+                near_vector=np.asarray(vector).tolist(), limit=limit, filters=where,
+                return_properties=["record"]).objects
+        except Exception as exc:
+            if _unknown_tenant(exc):
+                return []
+            raise
+        return sorted(self.text.records(found), key=profile_order)
 
     def search_memories(self, tenant: str, user: str, query: str, vector: np.ndarray, limit: int) -> list[SearchHit]:
         self.flush()

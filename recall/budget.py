@@ -8,7 +8,7 @@ concatenation is never more than the sum of the estimates of its parts, so the s
 rendered context; a final check renders the context and drops the last item while it is over (it never
 is for the kinds rendered here; an item of another kind is charged as a `- ` line under its own heading).
 
-Priority is the order of the items. The global cards, persona and summary keep their room when they fit
+Priority is the order of the items. The global cards, profile and summary keep their room when they fit
 together, and the ranked memories and turns fill what is left; otherwise every item goes in
 order while it fits. An item that does not fit is left out whole (a memory first loses the turns quoted
 beside it), and packing goes on with the next, smaller one.

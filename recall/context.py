@@ -19,7 +19,7 @@ from typing import Literal
 
 from engram.core.text import estimate_tokens, has_cjk
 
-ItemKind = Literal["global", "persona", "memory", "turn", "summary"]
+ItemKind = Literal["global", "profile", "memory", "turn", "summary"]
 
 REFERENCE_CLAUSE_EN = (
     "The memory below is for reference only. If it conflicts with what the user says now, "
@@ -64,7 +64,7 @@ def reference_clause(question: str) -> str:
     return REFERENCE_CLAUSE_ZH if has_cjk(question) else REFERENCE_CLAUSE_EN
 
 
-SECTIONS = {"global": "global", "persona": "long", "memory": "long", "turn": "turns", "summary": "summary"}
+SECTIONS = {"global": "global", "profile": "long", "memory": "long", "turn": "turns", "summary": "summary"}
 """The section of the context each kind of item is rendered in, in rendering order."""
 
 
@@ -82,7 +82,7 @@ def item_line(item: RecalledItem, words: dict[str, str]) -> str:
     """One item as the context shows it (a summary is its text, every other item a `- ` line)."""
     if item.kind == "summary":
         return item.text
-    if item.kind in ("persona", "memory"):
+    if item.kind in ("profile", "memory"):
         return _memory_line(item, words["conflict"])
     if item.kind == "turn":
         return _turn_line(item)
@@ -102,7 +102,7 @@ def render_memory_section(items: Sequence[RecalledItem], question: str) -> str:
     words = section_words(question)
     parts = [reference_clause(question)]
     cards = [i for i in items if i.kind == "global"]
-    long_term = [i for i in items if i.kind in ("persona", "memory")]
+    long_term = [i for i in items if i.kind in ("profile", "memory")]
     summaries = [i for i in items if i.kind == "summary"]
     turns = [i for i in items if i.kind == "turn"]
     if cards:

@@ -1,7 +1,7 @@
 """The recall deadline: retrieval parts on a bounded, shared pool, assembled from what is ready.
 
 A recall reads several independent parts from the store (`PARTS`: the user/session flags, the global
-cards, the memories search with the persona, the session summary, the recent window). With a
+cards, the memories search with the standing profile, the session summary, the recent window). With a
 `RecallPool` each part runs as a future on the process's one bounded pool; the caller waits for them
 until its deadline and then assembles the context from the parts that are ready. A part still
 running is *missed*: the result says `deadline_exceeded: true` with `missed: [...]`, the access layer

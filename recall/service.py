@@ -1,6 +1,6 @@
 """The recall service: reads the projections only and assembles the memory context.
 
-Order: global memory -> long-term (L3 persona, then L1) -> session summary (L2)
+Order: global memory -> long-term (the L3 standing profile, pushed, recall/profile.py; then L1) -> session summary (L2)
 -> short-term window -> the question. A deadline bounds the whole call; past
 it the service returns what it has: with a `RecallPool` the parts run as futures
 and the call returns by the deadline whatever the store does (recall/deadline.py). Every recall yields a RecallServed event.
@@ -25,10 +25,12 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from functools import partial
 from datetime import datetime
 from typing import Any
 
 from engram.core.config import EngramConfig
+from engram.core.domains import domain_overlap, domains_of, may_show
 from engram.core.embedding import Embedder, cosine, embed_text
 from engram.core.scoring import ScoreParts, decay_factor, lexical_score, match_scores, rarity_weights, score_parts
 from engram.core.text import clip_tokens, estimate_tokens, terms
@@ -43,6 +45,7 @@ from .evidence import FusionInput, fuse, without_turns
 from .context import RecalledItem, build_messages
 from .deadline import PARTS, PartMissed, RecallPool, gather
 from .global_cards import select_cards
+from .profile import profile_budget, select_profile, superseded
 
 log = logging.getLogger("engram.recall")
 Guard = Callable[[float], AbstractContextManager[object]]
@@ -112,7 +115,7 @@ class _Reads:
     def __init__(self, store: MemoryStore, req: RecallRequest, recent_limit: int, pool: Executor | None) -> None:
         t, u, s = req.tenant, req.user, req.session
         self._calls: dict[str, Callable[[], Any]] = {
-            "cards": lambda: store.list_cards(t, u), "persona": lambda: store.persona_memories(t, u),
+            "cards": lambda: store.list_cards(t, u),
             "summary": lambda: store.latest_summary(t, u, s),
             "recent": lambda: store.recent_turns(t, u, s, recent_limit),
             "user": lambda: store.has_user(t, u), "session": lambda: store.has_session(t, u, s),
@@ -274,21 +277,28 @@ class RecallService:
         cfg = self.config.recall
         wanted = req.limit or cfg.result_limit
         vector = embed_text(self.embedder, req.question)
+        profile_read = partial(self.store.profile_entries, req.tenant, req.user, cfg.profile_candidates, vector)
+        pending = self._pool.submit(profile_read) if self._pool is not None else None  # beside the search
         # a request for more results than the configured candidates searches that much deeper
         hits = self.store.search_memories(req.tenant, req.user, req.question, vector,
                                           max(cfg.candidate_limit, wanted))
-        persona = reads.get("persona")
-        retrieved.extend(r.memory_id for r in persona)
+        asked = domains_of(req.question)
+        profile: list[MemoryRecord] = pending.result() if pending is not None else profile_read()
+        retrieved.extend(r.memory_id for r in profile)
         retrieved.extend(h.record.memory_id for h in hits)
-        persona_ids = {r.memory_id for r in persona}
         related = float(getattr(self.embedder, "related_cosine", cfg.semantic_match_cosine))
-        found = [h for h in hits if h.keyword_score > 0 or h.vector_score >= related]
-        scores = self._scores(req, found, persona)
-        for record in persona:
-            out.append(self._item("persona", record, scores[record.memory_id]))
-        eligible = [h for h in found if h.record.memory_id not in persona_ids
+        found = [h for h in hits if h.keyword_score > 0 or h.vector_score >= related
+                 or (cfg.weights.domain and domain_overlap(asked, domains_of(h.record.content)) >= 1.0)]
+        scores = self._scores(req, found, profile)
+        gone = superseded([*profile, *(h.record for h in found)])
+        eligible = [h for h in found if h.record.memory_id not in gone and may_show(asked, h.record.content)
                     and scores[h.record.memory_id].score >= cfg.min_score]
         chosen = self._diverse(eligible, scores, wanted)
+        # the profile entries the question finds rank among the memories; the rest are pushed within the
+        # profile's own budget (kept before the memories fill theirs), listed after the question's memories
+        skip = gone | {h.record.memory_id for h, _ in chosen}
+        pushed = select_profile([r for r in profile if r.memory_id not in skip], scores, asked,
+                                profile_budget(cfg, req.token_budget), cfg.profile_limit)
         shown = {m for h, _ in chosen for m in h.record.source_message_ids} | {req.message_id}
         if cfg.context_turns_top and any(h.record.session_id == req.session for h, _ in chosen[:cfg.context_turns_top]):
             shown |= self._window_ids(req, reads)  # the short-term window already shows those turns
@@ -303,6 +313,7 @@ class RecallService:
         fused = fuse(self.store, ask, memories)[:wanted]
         retrieved.extend(i.item_id for i in fused if i.kind == "turn")
         out.extend(fused)
+        out.extend(self._item("profile", record, scores[record.memory_id]) for record in pushed)
 
     def _context_turns(self, req: RecallRequest, record: MemoryRecord, shown: set[str]) -> tuple[tuple[str, str], ...]:
         """The turns around the memory's source turns in its session, not already in the context
@@ -345,7 +356,7 @@ class RecallService:
 
         Lexical: the store's BM25 (already scaled to its best hit) with the phrase score
         (bigram/contains, term rarity measured among these candidates, so any back end gives
-        the same scores). Semantic: the embedder's cosine. `extra` records (persona) come
+        the same scores). Semantic: the embedder's cosine. `extra` records (the profile) come
         without search scores: their lexical part is the phrase score alone.
         """
         cfg = self.config.recall
@@ -361,12 +372,13 @@ class RecallService:
         bm25 = {h.record.memory_id: h.keyword_score for h in hits}
         cosines = {h.record.memory_id: max(0.0, h.vector_score) for h in hits}
         best_cosine = max(cosines.values(), default=0.0) or 1.0
+        asked = domains_of(req.question)
         return {
             r.memory_id: score_parts(
                 lexical_score(bm25.get(r.memory_id, 0.0), phrases[r.memory_id] / best_phrase, w),
                 cosines.get(r.memory_id, 0.0) / best_cosine,
                 decay_factor(r.last_seen_at, req.now, cfg.half_life_hours, cfg.decay_floor),
-                r.importance, w)
+                r.importance, w, domain_overlap(asked, domains_of(r.content)))
             for r in records
         }
 
@@ -428,7 +440,7 @@ class RecallService:
     def _observe(self, req: RecallRequest, items: list[RecalledItem], retrieved: list[str],
                  recent: list[dict[str, str]], retrieval_ms: float, build_ms: float,
                  exceeded: bool) -> RecallServed:
-        long_term = [i for i in items if i.kind in ("persona", "memory")]
+        long_term = [i for i in items if i.kind in ("profile", "memory")]
         scores = [i.score for i in long_term]
         recall_id = stable_id("recall", req.tenant, req.user, req.session, req.message_id,
                               req.question, req.now.isoformat())

@@ -123,7 +123,7 @@ def _filter_user(text: str, config: FilterConfig) -> SkipReason | None:
         return "too_short"
     if is_chit_chat(text):
         return "chit_chat"
-    if len(text) > config.user_pass_length or has_user_signal(text):
+    if weighted_length(text) > config.user_pass_length or has_user_signal(text):
         return None
     return "no_signal"
 

@@ -31,6 +31,7 @@ from engram.schemas.memory import MemoryType, SummarySections, is_single_valued,
 from .filters import has_decision_signal
 from .rules import FALLBACK_CONFIDENCE, Draft, extract_drafts
 from .rules.mention import is_mention
+from .rules.standing import is_standing_note
 from .rules.person import third_person
 
 _SENTENCE_RE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;]*")
@@ -124,7 +125,8 @@ class ExtractiveSummarizer:
             found.questions.append(item)
             found.topic = item
             return
-        drafts = [d for d in extract_drafts("user", sentence) if not is_mention(d)]  # a mention is no note here
+        # a mention or a verbatim standing note is no note here: the sentence itself is the summary's material
+        drafts = [d for d in extract_drafts("user", sentence) if not is_mention(d) and not is_standing_note(d)]
         if not drafts:
             _classify_user(found, sentence, self._shorten(_first_person_rewritten(sentence)))
             return

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 
+from engram.core.domains import MENTION_PREFIX
 from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, entities_in, sentences, shorten
@@ -36,7 +37,6 @@ MENTION_CONFIDENCE = 0.4
 MAX_MENTION_CHARS = 160
 MAX_MENTIONS = 2
 """Per turn: a reply that names several things is noted twice at most."""
-MENTION_PREFIX = "User mentioned: "
 MAX_TURN_CHARS = 400
 """A longer turn is pasted material (an article, a log) more often than something the user said. (Line breaks
 are gone by now: `common.prepare` folds all whitespace, so length and code markers are what is left to see.)"""

@@ -362,3 +362,18 @@ def test_old_times_and_oversized_trace_parent_or_metadata_are_422(deployment: De
                          ("metadata", {"k": "v" * 1025}), ("metadata", {f"k{i}": "v" for i in range(33)})):
         message = _error(d.as_a().post("/v1/turns", json={**base, field: value}), 422, "invalid_request")
         assert field in message
+
+
+def test_the_profile_lists_the_standing_entries_and_a_new_user_has_none(deployment: Deployment) -> None:
+    d, user = deployment, new_id("user")
+    d.as_a().post("/v1/turns", json={"turns": [
+        turn(d.tenant_a, user, "I'm allergic to peanuts.", message_id="p1"),
+        turn(d.tenant_a, user, "I've been dealing with depression since last winter.", message_id="p2")]})
+    body = d.as_a().get("/v1/profile", params={"tenant": d.tenant_a, "user": user}).json()
+    assert body["user_known"] and body["user_id"] == user
+    entries = {e["content"]: e for e in body["entries"]}
+    peanuts = next(e for c, e in entries.items() if "peanut" in c)
+    assert "food" in peanuts["domains"] and peanuts["sensitive"] == [] and peanuts["memory_id"]
+    assert any(e["sensitive"] == ["mental"] for e in entries.values())
+    stranger = d.as_a().get("/v1/profile", params={"tenant": d.tenant_a, "user": new_id("user")}).json()
+    assert stranger["entries"] == [] and stranger["user_known"] is False

@@ -80,7 +80,8 @@ def test_every_tool_works_over_streamable_http(deployment: Deployment) -> None:
     async def body(session: ClientSession) -> None:
         tools = {t.name for t in (await session.list_tools()).tools}
         assert tools == {"memory_write", "memory_read", "memory_search", "memory_delete", "memory_recall",
-                         "memory_history", "memory_correct", "memory_pin", "memory_unpin", "memory_feedback"}
+                         "memory_history", "memory_correct", "memory_pin", "memory_unpin", "memory_feedback",
+                         "memory_profile"}
         written = await call(session, "memory_write", **ids, agent="assistant", content="I prefer green tea")
         assert written["stored"] and written["memories_changed"] == 1
         again = await call(session, "memory_write", **ids, agent="assistant", content="I prefer green tea",
@@ -93,6 +94,9 @@ def test_every_tool_works_over_streamable_http(deployment: Deployment) -> None:
         assert [r["content"] for r in found["results"]] == ["User prefers green tea"]
         one = await call(session, "memory_read", **ids, memory_id=found["results"][0]["memory_id"])
         assert one["memory"]["content"] == "User prefers green tea"
+        profile = await call(session, "memory_profile", tenant=ids["tenant"], user=ids["user"])
+        assert {e["content"] for e in profile["entries"]} == {"User prefers green tea", "User lives in Porto"}
+        assert profile["user_known"] and all(e["memory_id"] and "domains" in e for e in profile["entries"])
         recalled = await call(session, "memory_recall", **ids, agent="assistant", question="Which tea do I like?")
         assert recalled["injected"] and "User prefers green tea" in recalled["context"]
         rated = await call(session, "memory_feedback", tenant=ids["tenant"], user=ids["user"],

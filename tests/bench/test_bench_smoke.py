@@ -214,3 +214,27 @@ def test_locomo_misses_sorts_every_question_into_one_bucket(tmp_path: Path) -> N
     assert sum(top.values()) == report["questions"] == 3
     assert set(top) <= {"hit", "uncovered", "not_retrieved", "below_budget"}
     assert report["prefix_tokens"]["all"] > 0 and "What is" not in json.dumps(report)
+
+
+# -- push recall ---------------------------------------------------------------------------------------
+
+def test_push_recall_command_scores_a_tiny_set_with_and_without_the_profile() -> None:
+    done = _run("-m", "bench.push_recall", "--set", "tests/bench/data/push_tiny.jsonl")
+    records = _json_lines(done.stdout)
+    assert records[0]["kind"] == "push_run" and records[0]["users"] == 2 and records[0]["probes"] == 3
+    results = {r["variant"]: r for r in records if r["kind"] == "push_result"}
+    on, off = results["engram[hashing,profile=on]"], results["engram[hashing,profile=off]"]
+    assert on["total"] == off["total"] == 4 and on["by_lang"]["zh"]["total"] == 1
+    assert on["held"] >= off["held"] and 0.0 <= on["profile_token_share"] <= 1.0
+    assert off["profile_token_share"] == 0.0
+    probes = [r for r in records if r["kind"] == "push_probe"]
+    assert len(probes) == 6 and all("outcomes" in p for p in probes)
+    assert "held" in done.stdout and "profile share" in done.stdout
+
+
+def test_push_recall_holds_expect_and_must_not_by_substring() -> None:
+    from bench.push_recall import holds
+
+    assert holds("lactose|dairy", "User is LACTOSE intolerant", present=True)
+    assert not holds("Porto", "User lives in porto", present=False)
+    assert holds("Porto|Oporto", "User lives in Lisbon", present=False)

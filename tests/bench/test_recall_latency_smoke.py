@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.recall_latency import main
+from engram.core.domains import profile_layer
 from bench.recall_latency_data import generate_context, generate_memories, generate_queries
 
 
@@ -20,7 +21,8 @@ def test_the_data_is_deterministic_distinct_and_mixed() -> None:
     assert first == generate_memories(7, "bench-n300", "u00001", 300)
     assert first != generate_memories(8, "bench-n300", "u00001", 300)
     assert len({r.content for r in first}) == 300
-    assert sum(r.layer == "L3" for r in first) == 3
+    assert sum(r.memory_id.startswith("p-") and r.layer == "L3" for r in first) == 3
+    assert all(r.layer == ("L3" if profile_layer(r.type, r.slot, r.content) else "L1") for r in first)
     assert len({r.type for r in first}) >= 5
     everyone = [r for u in ("u00001", "u00002", "u00003", "u00004") for r in generate_memories(7, "t", u, 200)]
     cjk = sum(any("\u4e00" <= ch <= "\u9fff" for ch in r.content) for r in everyone) / len(everyone)

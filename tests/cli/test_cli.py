@@ -235,3 +235,12 @@ def test_the_json_names_ids_as_every_other_surface(run, tmp_path: Path) -> None:
                             "--json", "Where do I live?").output)
     item = next(i for i in recall["items"] if i["kind"] == "memory")
     assert item["item_id"] == item["memory_id"] == memory["memory_id"] == item["id"]
+
+
+def test_profile_lists_the_standing_entries(run, turns_file: Path) -> None:
+    run("ingest", str(turns_file))
+    profile = json.loads(run("profile", "--tenant", "t1", "--user", "u1", "--json").output)
+    assert profile["user_known"] and profile["entries"]
+    assert any(e["slot"] == "user_profile.occupation" for e in profile["entries"])
+    text = run("profile", "--tenant", "t1", "--user", "u1").output
+    assert profile["entries"][0]["memory_id"][:8] in text

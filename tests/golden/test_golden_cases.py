@@ -196,8 +196,8 @@ def test_case19_context_order_and_reference_clause(engram: Driver) -> None:
     engram.ingest(user_turns("我喜欢Java编程，平时主要写 Spring Boot 服务"))
     result = _recall(engram, "我喜欢什么编程语言？")
     kinds = [i.kind for i in result.items]
-    assert kinds.index("global") < min(kinds.index(k) for k in kinds if k in ("persona", "memory"))
-    assert max(i for i, k in enumerate(kinds) if k in ("persona", "memory")) < kinds.index("summary")
+    assert kinds.index("global") < min(kinds.index(k) for k in kinds if k in ("profile", "memory"))
+    assert max(i for i, k in enumerate(kinds) if k in ("profile", "memory")) < kinds.index("summary")
     section = result.memory_section
     assert REFERENCE_CLAUSE_ZH in section
     assert section.index("全局记忆") < section.index("长期记忆") < section.index("会话摘要")

@@ -38,7 +38,7 @@ def test_first_candidate_creates_a_memory_with_provenance() -> None:
     state, changes = _run([_proposal(1, "用户喜欢猫", topic="猫")])
     assert [c.change for c in changes] == ["created"]
     record = changes[0].after
-    assert record is not None and record.source_message_ids == ("m1",) and record.layer == "L1"
+    assert record is not None and record.source_message_ids == ("m1",) and record.layer == "L3"  # a user preference is a standing-profile entry
     assert changes[0].causation_ids == (stable_id("p", "1"),)
     assert list(state.memories) == [record.memory_id]
 

@@ -14,7 +14,7 @@ def _memory(item_id: str, text: str, memory_type: str) -> RecalledItem:
 
 
 def test_long_term_lines_are_grouped_under_their_type_once() -> None:
-    items = [RecalledItem("persona", "p", "User's name is Mel", 1.0, 5, details={"type": "user_profile"}),
+    items = [RecalledItem("profile", "p", "User's name is Mel", 1.0, 5, details={"type": "user_profile"}),
              _memory("a", "User likes jazz", "user_preference"), _memory("b", "User went to Berlin", "user_fact"),
              _memory("c", "User likes sushi", "user_preference")]
     section = render_memory_section(items, "What do I like?")

@@ -107,7 +107,7 @@ def test_a_blocked_read_is_missed_at_the_deadline_and_the_other_parts_are_there(
         assert store.finished == []  # the caller came back while the read still waits
         expected_kinds = _kinds(full) - {"summary" if part == "summary" else "memory"}
         if part == "memories":
-            expected_kinds -= {"persona"}
+            expected_kinds -= {"profile"}
         assert _kinds(result) == (expected_kinds if part != "recent" else _kinds(full))
         assert bool(result.recent) == (part != "recent")
         assert pool.in_flight == 1  # the late read holds its slot until it ends

@@ -1,0 +1,231 @@
+"""Life domains of a text (food, health, family, …) and whether it states a sensitive fact. Pure.
+
+A task implies what it needs without naming it: "what should I cook tonight" needs the diet, "plan a
+weekend trip" the family and the budget. Both the question and each memory are given the domains whose
+cue words they contain, from one bilingual vocabulary: an English cue matches a word that starts with it
+("allerg" → allergy, allergic; "tea$" only the whole word), a Chinese cue matches as a substring. The recall scorer's `domain`
+component is the overlap of the two sets.
+
+Sensitive facts (health and mental-health conditions, religion, sexuality, debts) get the domain they
+belong to and a mark: they are shown only when the task's domains include theirs.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from engram.schemas.memory import SINGLE_VALUED_SLOTS, MemoryType
+
+DOMAIN_CUES: dict[str, tuple[str, ...]] = {
+    "food": (
+        "food", "eat$", "eats$", "eating", "eaten", "ate$", "meal", "lunch", "dinner", "breakfast", "brunch", "snack", "dessert", "cook",
+        "recipe", "restaurant", "cafe", "café", "order", "menu", "dish", "cuisine", "bake", "grocer", "diet",
+        "vegan", "vegetarian", "allerg", "lactose", "gluten", "dairy", "milk", "pork", "beef", "chicken", "fish",
+        "seafood", "shellfish", "peanut", "nut$", "nuts$", "egg", "cheese", "meat", "spicy", "sugar", "halal", "kosher",
+        "fruit", "vegetable", "coffee", "tea$", "drink", "wine", "beer", "alcohol", "cilantro", "coriander",
+        "takeout", "takeaway", "picnic", "bbq", "barbecue", "party", "potluck", "catering", "pizza", "sushi",
+        "吃", "喝", "饭", "餐", "菜", "食", "饮", "午饭", "晚饭", "早饭", "早餐", "午餐", "晚餐", "夜宵", "零食",
+        "甜点", "甜品", "水果", "蔬菜", "过敏", "素", "忌口", "不吃", "乳糖", "牛奶", "奶", "猪肉", "牛肉", "海鲜",
+        "花生", "坚果", "鸡蛋", "辣", "糖", "清真", "咖啡", "茶", "酒", "香菜", "外卖", "点单", "点菜", "烹饪", "做饭",
+        "菜谱", "食谱", "餐厅", "饭店", "聚餐", "聚", "烧烤", "蛋糕", "芒果",
+    ),
+    "health": (
+        "health", "doctor", "hospital", "medic", "pill", "injur", "hurt", "pain", "knee", "back$", "ankle",
+        "shoulder", "wrist", "hip$", "surgery", "sick", "ill$", "illness", "symptom", "diabet", "asthma", "blood", "pregnan",
+        "workout", "exercise", "gym", "fitness", "train", "run$", "runs$", "running", "runner", "jog", "yoga", "hike", "hiking", "swim", "sport",
+        "stretch", "physio", "allerg", "sleep", "weight", "cancer", "heart", "migraine", "disab", "wheelchair",
+        "健康", "医生", "医院", "药", "受伤", "伤", "疼", "痛", "膝盖", "腰", "脚踝", "肩", "手术", "生病", "病",
+        "症状", "糖尿病", "哮喘", "血压", "怀孕", "锻炼", "运动", "健身", "训练", "跑步", "瑜伽", "爬山", "徒步",
+        "游泳", "体检", "睡眠", "失眠", "减肥", "体重", "过敏",
+    ),
+    "mental": (
+        "depress", "anxiety", "anxious", "therap", "counsel", "mental", "stress", "burnout", "panic", "adhd",
+        "bipolar", "mood", "ptsd", "psychiatr", "wellbeing", "well-being", "lonely", "grief", "cope$", "coping",
+        "motivat", "focus", "procrastinat", "overwhelm", "can't sleep", "sober", "drink", "get going",
+        "抑郁", "焦虑", "心理", "咨询师", "压力", "情绪", "失眠", "惊恐", "双相", "孤独", "崩溃", "胡思乱想",
+        "睡不着", "心慌", "没动力", "拖延", "专注", "喝酒",
+    ),
+    "religion": (
+        "religio", "church", "mosque", "temple", "synagogue", "pray", "faith", "muslim", "christian",
+        "catholic", "jewish", "hindu", "buddhis", "ramadan", "sabbath", "bible", "quran", "worship", "lent$",
+        "宗教", "教会", "教堂", "清真寺", "寺庙", "祈祷", "信仰", "穆斯林", "基督", "天主教", "佛教", "斋月", "礼拜",
+    ),
+    "sexuality": (
+        "gay", "lesbian", "bisexual", "queer", "transgender", "sexual", "coming out", "lgbt",
+        "同性恋", "双性恋", "性取向", "跨性别", "出柜",
+    ),
+    "money": (
+        "money", "budget", "price", "cost", "cheap", "expensive", "afford", "spend", "buy", "purchase", "save",
+        "saving", "salary", "income", "pay", "debt", "loan", "owe", "mortgage", "credit", "rent", "invest",
+        "bank", "tax$", "taxes", "$", "€", "£", "¥", "dollar", "euro", "gift", "present$", "presents$", "bankrupt",
+        "钱", "预算", "价格", "多少钱", "便宜", "贵", "花费", "买", "购", "省钱", "存钱", "工资", "收入", "付",
+        "债", "贷款", "欠", "房贷", "信用卡", "房租", "租", "投资", "理财", "元", "礼物", "月薪", "入手", "降价", "划算", "值不值", "剁手",
+    ),
+    "family": (
+        "family", "wife", "husband", "partner", "spouse", "girlfriend", "boyfriend", "fianc", "kid$", "kids$", "child",
+        "children", "son$", "sons$", "daughter", "baby", "toddler", "mom", "mother", "dad", "father", "parent", "brother",
+        "sister", "sibling", "grandm", "grandp", "grandparent", "aunt", "uncle", "cousin", "in-law", "niece",
+        "nephew", "twins", "birthday", "anniversary", "gift", "present$", "presents$", "wedding",
+        "家人", "家里", "家庭", "老婆", "妻子", "太太", "老公", "丈夫", "爱人", "对象", "男朋友", "女朋友", "孩子",
+        "儿子", "女儿", "宝宝", "小孩", "妈妈", "母亲", "爸爸", "父亲", "父母", "哥哥", "姐姐", "弟弟", "妹妹",
+        "爷爷", "奶奶", "外公", "外婆", "姥姥", "姥爷", "生日", "纪念日", "礼物", "婚礼", "全家", "岁", "娃",
+    ),
+    "pets": (
+        "pet$", "pets$", "dog", "puppy", "cat$", "cats$", "kitten", "rabbit", "hamster", "parrot", "bird", "fish tank", "vet$",
+        "retriever", "labrador", "poodle", "terrier", "beagle", "corgi", "husky", "spaniel", "greyhound", "walkies",
+        "宠物", "狗", "猫", "兔子", "仓鼠", "鹦鹉", "兽医", "遛狗", "柯基",
+    ),
+    "home": (
+        "home", "house", "apartment", "lease", "new place", "live", "living", "moved", "move", "moving",
+        "relocat", "city",
+        "town", "neighbo",
+        "nearby", "near me", "local", "around here", "weather", "climate", "commute", "address", "district",
+        "家", "住", "搬", "城市", "附近", "周边", "本地", "当地", "天气", "气候", "通勤", "小区", "区",
+    ),
+    "travel": (
+        "travel", "trip", "vacation", "holiday", "flight", "fly", "hotel", "visit", "abroad", "tour", "weekend",
+        "getaway", "beach", "road trip", "honeymoon", "passport", "visa", "itinerary", "destination",
+        "旅行", "旅游", "出游", "度假", "假期", "机票", "航班", "酒店", "出差", "签证", "周末", "行程", "景点",
+    ),
+    "work": (
+        "work$", "works$", "working", "worked", "workplace", "job", "office", "boss", "manager", "colleague", "coworker", "team", "client", "meeting",
+        "project", "deadline", "career", "company", "employer", "career", "resume", "interview", "promotion",
+        "email", "report", "presentation", "spec$", "specs$", "code", "program", "licen", "shift", "engineer", "teacher",
+        "nurse", "accountant", "developer", "designer", "lawyer", "startup", "business",
+        "工作", "上班", "公司", "老板", "领导", "经理", "同事", "团队", "客户", "会议", "开会", "项目", "截止",
+        "职业", "简历", "面试", "升职", "辞职", "跳槽", "换工作", "兼职", "邮件", "报告", "汇报", "演讲", "代码", "编程", "执照", "证书", "值班",
+        "工程师", "老师", "护士", "会计", "医生", "律师", "设计师", "创业", "单位",
+    ),
+    "schedule": (
+        "schedule", "calendar", "week", "weekday", "weekend", "morning", "afternoon", "evening", "tonight",
+        "tomorrow", "today", "time", "o'clock", "am$", "pm$", "plan", "routine", "available", "free time", "busy",
+        "call$", "calls$", "appointment", "meeting", "timezone", "time zone", "monday", "tuesday", "wednesday", "thursday",
+        "friday", "saturday", "sunday", "shift", "early", "late",
+        "日程", "安排", "计划", "时间", "几点", "点钟", "早上", "上午", "中午", "下午", "晚上", "今晚", "明天", "今天",
+        "周一", "周二", "周三", "周四", "周五", "周六", "周日", "周末", "每周", "每天", "工作日", "有空", "忙",
+        "约", "预约", "时区", "值班", "早起",
+    ),
+    "learning": (
+        "learn", "study", "course", "class", "lesson", "school", "university", "college", "exam", "degree",
+        "language", "practice", "tutor", "homework", "book", "read$", "reading",
+        "学习", "学", "课程", "上课", "学校", "大学", "考试", "学位", "语言", "练习", "家教", "作业", "书", "读",
+    ),
+    "communication": (
+        "answer", "reply", "respond", "explain", "tell me", "write", "summar", "short", "brief", "concise",
+        "detail", "bullet", "format", "english", "chinese", "mandarin", "language", "tone", "formal", "casual",
+        "recommend", "suggest", "help", "idea", "advice", "plan",
+        "回答", "回复", "解释", "告诉", "写", "总结", "简短", "简洁", "详细", "要点", "格式", "英文", "中文",
+        "英语", "汉语", "语气", "正式", "推荐", "建议", "帮我", "帮忙", "想法", "主意", "计划", "安排",
+    ),
+}
+"""Cue words of each domain. Broad on purpose: a false domain only lets a memory compete on its score."""
+
+SENSITIVE_CUES: dict[str, tuple[str, ...]] = {
+    "health": (
+        "diabet", "cancer", "hiv", "asthma", "epilep", "chronic", "disorder", "diagnos", "injur", "hurt my",
+        "surgery", "pregnan", "miscarr", "baby is due", "due date", "ivf", "disab", "knee", "back pain", "blood pressure", "heart condition",
+        "糖尿病", "癌", "艾滋", "哮喘", "癫痫", "慢性", "确诊", "诊断", "受伤", "伤了", "手术", "孕", "宝宝出生", "预产期", "流产", "残疾",
+        "膝盖", "腰伤", "腰疼", "高血压", "心脏病",
+    ),
+    "mental": (
+        "depress", "anxiety", "anxious", "therap", "counsel", "panic", "adhd", "bipolar", "ptsd", "psychiatr",
+        "antidepress", "eating disorder", "suicid", "self-harm", "mental health", "burnout", "sober", "sobriety",
+        "aa meeting", "alcoholi", "rehab", "addict", "relapse", "戒酒", "戒毒", "成瘾", "复吸",
+        "抑郁", "焦虑", "心理咨询", "心理医生", "咨询师", "惊恐", "双相", "多动症", "自杀", "自残", "精神", "心理治疗",
+    ),
+    "religion": (
+        "religio", "church", "mosque", "synagogue", "muslim", "christian", "catholic", "jewish", "hindu",
+        "buddhis", "atheis", "ramadan", "pray",
+        "宗教", "教会", "教堂", "清真寺", "穆斯林", "基督徒", "天主教", "佛教徒", "无神论", "斋月", "祈祷",
+    ),
+    "sexuality": (
+        "gay", "lesbian", "bisexual", "queer", "transgender", "coming out", "lgbt",
+        "同性恋", "双性恋", "性取向", "跨性别", "出柜",
+    ),
+    "money": (
+        "debt", "owe", "loan", "bankrupt", "overdraft", "credit card bill", "in the red", "collections",
+        "负债", "欠债", "欠款", "欠了", "贷款", "破产", "网贷", "还债", "还款",
+    ),
+}
+"""Cue words of a sensitive fact, by the domain a task must touch for it to be shown."""
+
+
+def _pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
+    latin = sorted((c for c in cues if c.isascii()), key=len, reverse=True)
+    # "cue$": a whole word ("tea$" is not "team"); any other English cue starts a word
+    other = sorted((c for c in cues if not c.isascii()), key=len, reverse=True)
+    parts = []
+    if latin:
+        parts.append(r"(?<![a-z0-9])(?:" + "|".join(re.escape(c[:-1]) + r"(?![a-z])" if len(c) > 1 and c.endswith("$") else re.escape(c)
+                                               for c in latin) + ")")
+    if other:
+        parts.append("(?:" + "|".join(re.escape(c) for c in other) + ")")
+    return re.compile("|".join(parts))
+
+
+_DOMAIN_PATTERNS = {name: _pattern(cues) for name, cues in DOMAIN_CUES.items()}
+_SENSITIVE_PATTERNS = {name: _pattern(cues) for name, cues in SENSITIVE_CUES.items()}
+GENERIC_DOMAINS = frozenset({"communication", "schedule"})
+"""Domains almost every request touches ("help me plan…"): alone they are half a domain match."""
+GATE_GENERIC = frozenset({"communication"})
+"""What no sensitive fact is shown for: every request asks for an answer. (A schedule does open one: a
+standing appointment is what a plan of the week must respect.)"""
+
+
+@lru_cache(maxsize=65536)
+def domains_of(text: str) -> frozenset[str]:
+    """The domains whose cues occur in `text` (lower-cased)."""
+    low = text.lower()
+    return frozenset(name for name, pattern in _DOMAIN_PATTERNS.items() if pattern.search(low))
+
+
+@lru_cache(maxsize=65536)
+def sensitive_domains(text: str) -> frozenset[str]:
+    """The sensitive domains `text` states a fact of (empty: not sensitive)."""
+    low = text.lower()
+    return frozenset(name for name, pattern in _SENSITIVE_PATTERNS.items() if pattern.search(low))
+
+
+def domain_overlap(question: frozenset[str], memory: frozenset[str]) -> float:
+    """1 when the memory is in a specific domain the question implies, else 0 (generic domains alone
+    count half: nearly every request is a plan or asks for an answer)."""
+    shared = question & memory
+    if not shared:
+        return 0.0
+    return 1.0 if shared - GENERIC_DOMAINS else 0.5
+
+
+def may_show(question: frozenset[str], text: str) -> bool:
+    """A sensitive fact is shown only when the question shares a specific domain with it: its sensitive
+    one, or another it is about (a diabetic parent and a dinner plan share food). Work vocabulary does
+    not count here: "meeting", "doctor", "shift" are shared by too many statements of both kinds."""
+    sensitive = sensitive_domains(text)
+    if not sensitive:
+        return True
+    return bool((question - GATE_GENERIC) & (sensitive | (domains_of(text) - {"work"})))
+
+
+PROFILE_TYPES = frozenset({MemoryType.USER_PROFILE, MemoryType.USER_CONSTRAINT, MemoryType.USER_FACT,
+                           MemoryType.USER_PREFERENCE})
+MENTION_PREFIX = "User mentioned: "
+"""The extractor's note of something said in passing (`streams.rules.mention`)."""
+
+
+PROFILE_DOMAINS = frozenset({"food", "health", "mental", "religion", "sexuality", "money", "family", "pets", "home", "work",
+                             "communication"})
+"""The domains of standing facts: what the user eats and cannot, their health, the people and pets around
+them, where they live, their work, money, how they want to be answered. (Schedules, trips and studies change
+by the week: they stay ordinary memories, found when a question reaches them.)"""
+
+
+def profile_layer(memory_type: MemoryType, slot: str, content: str) -> bool:
+    """Whether a user memory belongs to the standing profile (L3): who the user is and their standing
+    constraints always; a fact or preference when it is about a standing domain (`PROFILE_DOMAINS`) or a
+    single-valued slot of theirs (where they live, their schedule, reply language). Never a goal of the
+    moment nor a note of something merely mentioned (not a fact about the user)."""
+    if memory_type in (MemoryType.USER_PROFILE, MemoryType.USER_CONSTRAINT):
+        return True
+    if memory_type not in PROFILE_TYPES or content.startswith(MENTION_PREFIX):
+        return False
+    return slot in SINGLE_VALUED_SLOTS or bool(domains_of(content) & PROFILE_DOMAINS)

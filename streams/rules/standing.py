@@ -1,0 +1,110 @@
+"""Standing facts the subject rules missed, kept in the user's own words.
+
+A profile needs what a user says about their life in passing: "My daughter Mila turns 6 in two weeks",
+"New place is in Ballard, Seattle", "我家柯基可乐今天又拆家了", "from now on could you answer me in
+Spanish?". The subject rules read sentences of known shapes; a sentence of another shape left no note.
+Here every statement of a user turn is read once more, and kept verbatim (as "User said: …" / "用户说：…")
+when all of these hold:
+
+- it is a statement (not a question nor a hypothetical), or a standing wish about how to be answered
+  ("from now on", "always", "please", "以后", "每次" with a word for answering);
+- it is about a specific life domain (`core.domains`: food, health, family, pets, home, work, money, …),
+  or about a schedule and names a time;
+- it speaks of the user's own life: a first-person word, and a life domain or a name (in Chinese, where
+  the subject is often left unsaid, the life domain alone: "外婆膝盖不太好");
+- it is not a task for the assistant, small talk, addressed to "you", about a bare "it" or "that" (what
+  it is, the sentence does not say), nor in pasted material;
+- nothing is said twice: when the subject rules understood the turn, only a sentence naming something
+  their notes do not name is kept; otherwise one whose terms the turn's notes mostly hold is not.
+
+General by construction: only sentence shape, the shared domain vocabulary and the turn's other notes
+decide, nothing about a particular sentence.
+"""
+
+from __future__ import annotations
+
+import re
+
+from engram.core.domains import GENERIC_DOMAINS, MENTION_PREFIX, domains_of
+from engram.core.text import terms
+from engram.schemas.memory import MemoryType as T
+
+from .common import CJK, Draft, entities_in, sentences, shorten
+from .en import strip_lead
+from .en_turn import is_request
+from .mention import _ADDRESSED, _PASTED, _PRONOUN_SUBJECT, MAX_TURN_CHARS
+from .mood import is_hypothetical, is_momentary, is_sarcastic
+from .narrative import is_phatic, is_task
+
+STANDING_CONFIDENCE = 0.42
+"""Between a mention (0.4) and the verbatim fallback (0.45): the sentence is kept, not understood."""
+MAX_NOTES = 2
+MAX_NOTE_CHARS = 200
+COVERED_SHARE = 0.6
+"""A sentence whose terms are this much in the turn's other notes is already noted."""
+PREFIX_EN = "User said: "
+PREFIX_ZH = "用户说："
+
+_I = re.IGNORECASE
+_FIRST_EN = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|us|our|ours)\b", _I)
+_FIRST_ZH = re.compile(r"我|咱")
+_WISH = re.compile(r"from now on|going forward|in (?:the )?future|always|every time|each time|\bplease\b|以后|今后|"
+                   r"从现在起|每次|一律|总是|^请", _I)
+_ANSWERING = re.compile(r"\b(?:answer|repl(?:y|ies)|respon(?:d|se|ses))\b|回答|回复|答复", _I)
+_ZH_QUESTION = re.compile(r"(?:吗|呢|么|啥|什么|怎么|哪儿|哪里|多少)\s*[~～。!！]*$")
+_NAMED = re.compile(r"(?<=\s)[A-Z][\w'-]+|\d|[一二三四五六七八九十百千万两半]+(?:岁|个?月|年|万|千|块|元|分钟|小时|点|号|天|周)|"
+                    r"周[一二三四五六日末]|星期.")
+_LEAD_TRIM = re.compile(r"^(?:ok|okay|so|well|oh|lol|haha|yep|yeah|hmm|btw|anyway|guess what)[,!. ]+", _I)
+
+
+def is_standing_note(draft: Draft) -> bool:
+    """A note written by `standing_notes` (the summarizer reads its sentence as one that gave no draft)."""
+    return draft.confidence == STANDING_CONFIDENCE and draft.content.startswith((PREFIX_EN, PREFIX_ZH))
+
+
+def standing_notes(text: str, drafts: list[Draft]) -> list[Draft]:
+    """At most `MAX_NOTES` verbatim notes of the turn's standing facts that `drafts` do not already hold.
+    None in pasted material (code, a log); a task for the assistant is no note, but the facts told beside
+    it are ("how early should I order the cake? My daughter Mila turns 6 in two weeks")."""
+    if _PASTED.search(text) or len(text) > MAX_TURN_CHARS:
+        return []
+    split = sentences(text)
+    known = {t for d in drafts for t in terms(d.content)}
+    understood = any(not d.content.startswith(MENTION_PREFIX) for d in drafts)
+    out: list[Draft] = []
+    for sentence, is_question in split:
+        body = _LEAD_TRIM.sub("", sentence.strip()).strip()
+        task = is_task(strip_lead(body)) or is_request(strip_lead(body))
+        if not body or not _qualifies(body, is_question, task):
+            continue
+        own = set(terms(body))
+        names = {t for e in entities_in(body, prose=True) for t in terms(e)}
+        if not own or names <= known and (understood or len(own & known) / len(own) >= COVERED_SHARE):
+            continue
+        known |= own
+        chinese = bool(CJK.search(body))
+        content = (PREFIX_ZH if chinese else PREFIX_EN) + shorten(body, MAX_NOTE_CHARS)
+        out.append(Draft(T.USER_FACT, content, STANDING_CONFIDENCE, None, None, False,
+                         entities_in(body, prose=True)))
+        if len(out) >= MAX_NOTES:
+            break
+    return out
+
+
+def _qualifies(body: str, is_question: bool, task: bool) -> bool:
+    if _WISH.search(body) and _ANSWERING.search(body):
+        return True
+    if task or is_question or _ZH_QUESTION.search(body) or is_hypothetical(body) or is_sarcastic(body) \
+            or is_momentary(body):
+        return False
+    if is_phatic(body) or _ADDRESSED.search(body) or _PRONOUN_SUBJECT.match(body):
+        return False
+    chinese = bool(CJK.search(body))
+    if len(CJK.findall(body)) < 5 if chinese else len(body.split()) < 4:
+        return False
+    found = domains_of(body)
+    named = bool(_NAMED.search(body))
+    specific = bool(found - GENERIC_DOMAINS) or ("schedule" in found and named)
+    if chinese:  # a Chinese statement often leaves its subject (the user) unsaid
+        return specific
+    return bool(_FIRST_EN.search(body)) and (specific or named)
