@@ -54,6 +54,8 @@ _ANSWERING = re.compile(r"\b(?:answer|repl(?:y|ies)|respon(?:d|se|ses))\b|回答
 _ZH_QUESTION = re.compile(r"(?:吗|呢|么|啥|什么|怎么|哪儿|哪里|多少)\s*[~～。!！]*$")
 _NAMED = re.compile(r"(?<=\s)[A-Z][\w'-]+|\d|[一二三四五六七八九十百千万两半]+(?:岁|个?月|年|万|千|块|元|分钟|小时|点|号|天|周)|"
                     r"周[一二三四五六日末]|星期.")
+_OTHERS_ZH = re.compile(r"^(?:他|她|它|他们|她们|它们|人家|别人|大家)")
+"""A Chinese statement that opens on another person speaks of their life, not the user's."""
 _LEAD_TRIM = re.compile(r"^(?:ok|okay|so|well|oh|lol|haha|yep|yeah|hmm|btw|anyway|guess what)[,!. ]+", _I)
 
 
@@ -106,5 +108,5 @@ def _qualifies(body: str, is_question: bool, task: bool) -> bool:
     named = bool(_NAMED.search(body))
     specific = bool(found - GENERIC_DOMAINS) or ("schedule" in found and named)
     if chinese:  # a Chinese statement often leaves its subject (the user) unsaid
-        return specific
+        return specific and not (_OTHERS_ZH.match(body) and not _FIRST_ZH.search(body))
     return bool(_FIRST_EN.search(body)) and (specific or named)
