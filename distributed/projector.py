@@ -52,6 +52,7 @@ from engram.schemas.codec import EventDecodeError, decode
 from .erasure import AnalyticsErasures, cipher_for
 from .kafka_retry import KafkaUnavailable, RetryPolicy, retrying
 from .topics import Namespace
+from .trace import tracer
 
 log = logging.getLogger("engram.distributed.projector")
 
@@ -261,6 +262,7 @@ class ProjectorLoop:
         """Steps 1 and 2: decode and project one batch (Weaviate flushed, analytics buffered)."""
         events: list[Event] = []
         offsets: Offsets = {}
+        traced = self._trace(messages, "consumed")
         for msg in messages:
             topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
             if msg.error() is not None or topic is None or partition is None or offset is None:
@@ -275,9 +277,28 @@ class ProjectorLoop:
                 self.current.apply(event, offset)
             events.append(event)
         self.store.flush()
+        self._trace_again(traced, "written")
         self._uncommitted.update(offsets)  # only after the flush: a retried batch is applied again in full
         self._events.extend(events)
         self.counters["events"] += len(events)
+
+    def _trace(self, messages: Sequence[Message], hop: str) -> dict[str, list[bytes]]:
+        """Trace hop lines (`engram.distributed.trace`) of the traced records, by catalogue topic."""
+        if (trace := tracer()) is None:
+            return {}
+        traced: dict[str, list[bytes]] = {}
+        for msg in messages:
+            key, topic = msg.key(), msg.topic()
+            if topic is not None and key is not None and trace.wants(key):
+                traced.setdefault(self.settings.namespace.catalogue_name(topic) or topic, []).append(key)
+        self._trace_again(traced, hop)
+        return traced
+
+    @staticmethod
+    def _trace_again(traced: dict[str, list[bytes]], hop: str) -> None:
+        if traced and (trace := tracer()) is not None:
+            for topic, keys in traced.items():
+                trace.hops(keys, f"projector.{hop}:{topic}")
 
     def _advance(self, consumer: Consumer, idle: bool, final: bool = False) -> None:
         """Step 3: commit what a finished ClickHouse insert covered; start the next insert when due."""
