@@ -424,6 +424,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             finally:
                 producer.close()
             if trace_file is not None:
+                kept = Path(tempfile.gettempdir()) / f"engram-trace-{run_id}.jsonl"
+                kept.write_bytes(trace_file.read_bytes())
+                note(f"trace lines kept in {kept}")
                 measured["hops"] = breakdown(str(trace_file), [
                     (f"{PROBE_TENANT}/{p.user}", _wall(p.stored), _wall(p.seen)) for p in main_probes if p.sent])
             return {"users": "known" if args.known_users else "new", "kind": "recall_freshness", "target_rate": args.rate, "seconds": args.seconds, **measured,
