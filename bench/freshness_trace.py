@@ -3,7 +3,7 @@
 The runtime writes a line per hop of each traced record (`engram.distributed.trace`: the SDK
 in the bench process, the stages and the projector in the worker's processes); the bench adds
 when `list_memories` first showed the memory and when recall first returned it. For each probe
-the first time of each hop on the path a fact takes (turn -> extract -> candidate -> consolidate
+the first time of each hop (after the hop before it) on the path a fact takes (turn -> extract -> candidate -> consolidate
 -> memory change -> projector -> Weaviate -> recall) is taken, and each hop's duration is the
 gap to the hop before it; the table gives p50 / p95 per hop over the probes.
 """
@@ -40,37 +40,39 @@ def enable(path: str, key_prefix: str) -> None:
     os.environ[KEYS_ENV] = key_prefix
 
 
-def first_hops(path: str) -> dict[str, dict[str, float]]:
-    """key -> hop -> the earliest wall-clock time it was logged."""
-    out: dict[str, dict[str, float]] = {}
+def hop_times(path: str) -> dict[str, dict[str, list[float]]]:
+    """key -> hop -> every wall-clock time it was logged, in order."""
+    out: dict[str, dict[str, list[float]]] = {}
     for line in read_hops(path):
         key, hop, at = str(line["k"]), str(line["h"]), float(line["t"])  # type: ignore[arg-type]
-        hops = out.setdefault(key, {})
-        if hop not in hops or at < hops[hop]:
-            hops[hop] = at
+        out.setdefault(key, {}).setdefault(hop, []).append(at)
+    for hops in out.values():
+        for times in hops.values():
+            times.sort()
     return out
 
 
-def breakdown(path: str, probes: Sequence[tuple[str, float | None, float | None]]) -> list[dict[str, Any]]:
-    """Per hop of `PATH`: p50 / p95 ms since the hop before, over `probes` (key, stored at, seen at)."""
-    traced = first_hops(path)
+def breakdown(path: str, probes: Sequence[tuple[str, float, float | None, float | None]]) -> list[dict[str, Any]]:
+    """Per hop of `PATH`: p50 / p95 ms since the hop before, over `probes`.
+
+    A known user's earlier turns pass the same hops, so each hop is the first one logged after the
+    probe's `record_turn` call. (Not "after the hop before": a consumer may read a record before its
+    producer's acknowledgement has reached the producer, so a gap can be slightly negative.)"""
+    traced = hop_times(path)
     gaps: dict[str, list[float]] = {hop: [] for hop, _ in PATH[1:]}
     totals: dict[str, list[float]] = {hop: [] for hop, _ in PATH[1:]}
-    for key, stored, seen in probes:
+    for key, sent, stored, seen in probes:
         hops = dict(traced.get(key, {}))
-        if stored is not None:
-            hops["recall.stored"] = stored
-        if seen is not None:
-            hops["recall.seen"] = seen
-        start = hops.get("sdk.record")
-        previous = start
+        hops["recall.stored"] = [stored] if stored is not None else []
+        hops["recall.seen"] = [seen] if seen is not None else []
+        previous: float | None = sent
         for hop, _ in PATH[1:]:
-            at = hops.get(hop)
-            if at is None or previous is None or start is None:
+            at = next((t for t in hops.get(hop, []) if t >= sent), None)
+            if at is None or previous is None:
                 previous = None
                 continue
             gaps[hop].append(1000 * (at - previous))
-            totals[hop].append(1000 * (at - start))
+            totals[hop].append(1000 * (at - sent))
             previous = at
     return [{"hop": hop, "what": what, "n": len(gaps[hop]),
              "p50_ms": _round(percentile(gaps[hop], 50)), "p95_ms": _round(percentile(gaps[hop], 95)),

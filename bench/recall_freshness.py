@@ -428,7 +428,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 kept.write_bytes(trace_file.read_bytes())
                 note(f"trace lines kept in {kept}")
                 measured["hops"] = breakdown(str(trace_file), [
-                    (f"{PROBE_TENANT}/{p.user}", _wall(p.stored), _wall(p.seen)) for p in main_probes if p.sent])
+                    (f"{PROBE_TENANT}/{p.user}", p.sent + WALL_OFFSET, _wall(p.stored), _wall(p.seen)) for p in main_probes if p.sent])
             return {"users": "known" if args.known_users else "new", "kind": "recall_freshness", "target_rate": args.rate, "seconds": args.seconds, **measured,
                     "target_p95_ms": TARGET_P95_MS, "pollers": args.pollers, "poll_interval_s": args.poll_interval,
                     "gate": not args.no_gate, "probe_every_s": args.probe_every,
@@ -506,7 +506,9 @@ def main(argv: list[str] | None = None) -> int:
                       h["since_record_p95_ms"]] for h in r["hops"]]))
     m = r["machine"]
     workers = "2 workers (--role processors, --role projectors)" if r["workers"] != "all" else "1 worker (--role all)"
-    print(f"\nworker CPU {r['worker_cpu_s_per_1000_turns']} s per 1,000 turns (processed and projected); "
+    print(f"\nworker CPU {r['worker_cpu_s_per_1000_turns']} s per 1,000 turns (processed and projected; "
+          f"{r['worker_main_cpu_seconds']} s in the worker, {r['worker_children_cpu_seconds']} s in its projector "
+          f"process); "
           f"load average {r['load_before']} before, {r['load_after']} after")
     print(f"machine: {m['cores']} cores, {m['memory_gib']} GiB, {m['cpu_model']}; {workers} + "
           f"Kafka + Weaviate on the same machine")
