@@ -56,11 +56,15 @@ from .common import emit, table
 DATA = Path(__file__).resolve().parent / "data"
 SPLITS = {"dev": DATA / "extraction_dev.jsonl", "heldout": DATA / "extraction_heldout.jsonl",
           "heldout2": DATA / "extraction_heldout2.jsonl", "heldout3": DATA / "extraction_heldout3.jsonl",
-          "narrative": DATA / "extraction_narrative.jsonl", "narrative2": DATA / "extraction_narrative.jsonl"}
+          "narrative": DATA / "extraction_narrative.jsonl", "narrative2": DATA / "extraction_narrative.jsonl",
+          "blind": DATA / "extraction_blind.jsonl"}
 """Each held-out split was written before a round of rule changes and scored once after it:
 `heldout` before any change, `heldout2` before round two, `heldout3` before round three, `narrative` (conversational chat: events, values, plans,
 chit-chat) before the session-5 narrative round; `narrative2` (same file) after its first pass, before the last
-changes, and scored only at the end. A split's cases are the lines of its file whose `split` is its name."""
+changes, and scored only at the end. A split's cases are the lines of its file whose `split` is its name.
+`blind` was written by a teammate who had read neither the rules nor the other splits, frozen before the
+rule changes it measures, and is scored once at the end: `all` leaves it out, `--split blind` runs it."""
+SEALED = frozenset({"blind"})
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)
 _USERS = {"U": "u1", "B": "u2"}
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -275,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", choices=[*SPLITS, "all"], default="all")
     parser.add_argument("--show-failures", action="store_true")
     args = parser.parse_args(argv)
-    splits = list(SPLITS) if args.split == "all" else [args.split]
+    splits = [s for s in SPLITS if s not in SEALED] if args.split == "all" else [args.split]
     started = time.perf_counter()
     for split in splits:
         outcomes = evaluate([case for case in load_cases([SPLITS[split]]) if case.split == split])

@@ -18,8 +18,8 @@ without evidence are counted but not scored) is recalled in a fresh session
 session, with a large result limit and token budget so the cut-offs below are
 the benchmark's, not the service's:
 
-- the long-term items (kind persona or memory), in the order recall returns
-  them, are the ranking; an item's provenance is its `source_message_ids`;
+- the items, in the order recall returns them, are the ranking (every kind;
+  bench/recall_items.py); an item's provenance is its `source_message_ids`;
   a turn shown beside a memory (`context_turns`, the verbatim turns around its
   source turn) follows it as an item of its own, with its one dia_id and its
   own tokens (it takes a rank and budget like a raw turn);
@@ -28,13 +28,25 @@ the benchmark's, not the service's:
 - any@10: share of questions with an evidence dia_id in the provenance of
   one of the top 10 items;
 - any@1000tok: the same for the longest prefix of the ranking that fits in
-  1,000 tokens, a token being 4 characters of the item text (ceil(len/4)),
-  as BENCH.md says; the walk stops at the first item that does not fit.
+  1,000 tokens (Engram's token estimate, `estimate_tokens`: 4 characters a
+  token, a CJK character one); the walk stops at the first item that does not fit.
+
+The answer metric looks at the 1,000-token context the model would get. For
+Engram, the question is recalled a second time as a product call would make it:
+token budget 1,000 with the item limit lifted (--context-limit, 100) so the
+budget binds; the context is the returned `memory_section`. For a baseline, it
+is the longest prefix of its ranking that fits, one dated turn a line. Per
+system: answer@1000tok (every content word of the gold answer in the context,
+bench/answer_metric.py; answers without a content word are not scored),
+any_in_context (an evidence turn behind an item of that context) and the mean
+and max context size in tokens beside the budget.
 
 Baselines rank the raw turns of the conversation (text `speaker: content`,
 the same content Engram ingested), each turn one item with its own dia_id:
 BM25 (Okapi, Engram's tokenizer), dense all-MiniLM-L6-v2 (bench/minilm.py,
-numpy), and their reciprocal-rank-fusion hybrid (k = 60).
+numpy), and their reciprocal-rank-fusion hybrid (k = 60). In the budget, a
+turn is shown with its date, `2023-05-08 speaker: content`, as Engram shows
+a memory's date.
 
 Prints one JSON line per (system, conversation) and per system overall, then
 tables. Nothing here looks at the question texts beyond passing them to
@@ -44,143 +56,40 @@ recall and to the baselines.
 from __future__ import annotations
 
 import argparse
-import json
-import math
-import re
 import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 if __package__ in (None, ""):  # run as a script: make `bench` and the repo importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.answer_metric import answer_found, context_size, fitting_text, rate  # noqa: E402
 from bench.common import emit, machine_info, median, peak_rss_mib, table  # noqa: E402
+from bench.locomo_data import (  # noqa: E402,F401  (re-exported: the loaders were defined here)
+    CATEGORIES, TURN_SPACING, Conversation, LocomoTurn, Question, load_conversation, load_folder,
+    normalise_evidence, parse_session_time,
+)
+from bench.recall_items import MAX_EVIDENCE_SPAN, RankedItem, engram_context, ranked_items  # noqa: E402,F401
+from engram.core.text import estimate_tokens  # noqa: E402
 
 TENANT = "locomo"
 AGENT = "locomo"
 EVAL_SESSION = "locomo-eval"
-TURN_SPACING = timedelta(seconds=5)
 TOP_K = 10
 TOKEN_BUDGET = 1000
-MAX_EVIDENCE_SPAN = 3
-CATEGORIES = (1, 2, 3, 4)
+CONTEXT_LIMIT = 100
 LONG_TERM_KINDS = ("persona", "memory")
-_SESSION_KEY = re.compile(r"session_(\d+)$")
-_DIA_ID = re.compile(r"D:?(\d+):(\d+)")
-
-
-@dataclass(frozen=True)
-class LocomoTurn:
-    dia_id: str
-    session: str
-    speaker: str
-    content: str
-    ts: datetime
-
-
-@dataclass(frozen=True)
-class Question:
-    index: int
-    text: str
-    category: int
-    evidence: frozenset[str]
-
-
-@dataclass
-class Conversation:
-    name: str
-    turns: list[LocomoTurn]
-    questions: list[Question]
-    skipped_no_evidence: int = 0
-    skipped_category_5: int = 0
-
-    @property
-    def user(self) -> str:
-        return f"conv-{self.name}"
-
-    @property
-    def eval_time(self) -> datetime:
-        return max(t.ts for t in self.turns) + timedelta(days=1)
-
-
-# -- loading -------------------------------------------------------------------------------------------
-
-def parse_session_time(value: str) -> datetime:
-    """'1:56 pm on 8 May, 2023' -> 2023-05-08 13:56 UTC."""
-    text = " ".join(value.replace(",", ", ").split()).replace(" ,", ",")
-    for fmt in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %B %d, %Y"):
-        try:
-            return datetime.strptime(text, fmt).replace(tzinfo=timezone.utc)
-        except ValueError:
-            continue
-    raise ValueError(f"unrecognised LoCoMo date {value!r}")
-
-
-def normalise_evidence(raw: Iterable[str]) -> frozenset[str]:
-    """Evidence lists hold ids like 'D3:7', sometimes 'D8:6; D9:17' or 'D:11:26'."""
-    return frozenset(f"D{a}:{b}" for item in raw for a, b in _DIA_ID.findall(str(item)))
-
-
-def load_conversation(path: Path) -> Conversation:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    conv = data.get("conversation", data)  # the original locomo10.json nests it
-    sessions = sorted(
-        ((int(m.group(1)), key) for key in conv if (m := _SESSION_KEY.match(key)) and isinstance(conv[key], list)),
-    )
-    turns: list[LocomoTurn] = []
-    for _, key in sessions:
-        start = parse_session_time(conv[f"{key}_date_time"])
-        for n, raw in enumerate(conv[key]):
-            content = str(raw.get("text", "")).strip()
-            caption = str(raw.get("blip_caption") or "").strip()
-            if caption:
-                content = f"{content} [image: {caption}]".strip()
-            if not content:
-                continue
-            turns.append(LocomoTurn(raw["dia_id"], key, str(raw.get("speaker", "")), content,
-                                    start + n * TURN_SPACING))
-    questions: list[Question] = []
-    no_evidence = cat5 = 0
-    for index, qa in enumerate(data.get("qa", [])):
-        category = int(qa.get("category", 0))
-        if category not in CATEGORIES:
-            cat5 += category == 5
-            continue
-        evidence = normalise_evidence(qa.get("evidence", []))
-        if not evidence:
-            no_evidence += 1
-            continue
-        questions.append(Question(index, str(qa["question"]), category, evidence))
-    return Conversation(path.stem, turns, questions, no_evidence, cat5)
-
-
-def load_folder(folder: Path, limit: int | None = None) -> list[Conversation]:
-    files = sorted(folder.glob("*.json"), key=lambda p: (len(p.stem), p.stem))
-    if not files:
-        raise SystemExit(f"no *.json conversation files in {folder}")
-    return [load_conversation(p) for p in files[:limit]]
 
 
 # -- scoring ---------------------------------------------------------------------------------------------
 
 def chars_to_tokens(text: str) -> int:
-    return max(1, math.ceil(len(text) / 4))
-
-
-@dataclass(frozen=True)
-class RankedItem:
-    provenance: frozenset[str]
-    tokens: int
-
-    @property
-    def counts_as_evidence(self) -> bool:
-        return 0 < len(self.provenance) <= MAX_EVIDENCE_SPAN
+    return max(1, estimate_tokens(text))
 
 
 def score_ranking(items: Sequence[RankedItem], evidence: frozenset[str]) -> dict[str, Any]:
@@ -201,6 +110,27 @@ def score_ranking(items: Sequence[RankedItem], evidence: frozenset[str]) -> dict
             "items": len(items)}
 
 
+@dataclass(frozen=True)
+class Context:
+    """The budgeted context of one question: its items and its text."""
+
+    items: tuple[RankedItem, ...]
+    text: str
+
+
+def score_context(context: Context, q: Question) -> dict[str, Any]:
+    """The answer metric, an evidence turn behind an item of the context, and the context's size."""
+    return {"answer_at_1000tok": answer_found(q.answer, context.text),
+            "any_in_context": any(i.counts_as_evidence and bool(i.provenance & q.evidence) for i in context.items),
+            "context_tokens": estimate_tokens(context.text)}
+
+
+def prefix_context(items: Sequence[RankedItem], budget: int = TOKEN_BUDGET) -> Context:
+    """The longest prefix of a raw-turn ranking that fits the budget, one item a line."""
+    taken, text = fitting_text([i.text for i in items], budget)
+    return Context(tuple(items[n] for n in taken), text)
+
+
 @dataclass
 class Tally:
     """Per-question outcomes of one system on one conversation (or overall)."""
@@ -213,11 +143,18 @@ class Tally:
     def metrics(self) -> dict[str, Any]:
         def block(rows: list[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
             n = len(rows)
-            return {
+            out = {
                 "questions": n,
                 "any_at_10": round(sum(o["at_10"] for _, o in rows) / n, 4) if n else None,
                 "any_at_1000tok": round(sum(o["at_1000tok"] for _, o in rows) / n, 4) if n else None,
+                "answer_at_1000tok": rate(o.get("answer_at_1000tok") for _, o in rows),
+                "answer_unscorable": sum(1 for _, o in rows if o.get("answer_at_1000tok", False) is None),
+                "any_in_context": rate(o.get("any_in_context") for _, o in rows),
             }
+            sizes = [o["context_tokens"] for _, o in rows if "context_tokens" in o]
+            if sizes:
+                out["context"] = context_size(sizes, TOKEN_BUDGET)
+            return out
 
         out = block(self.rows)
         out["by_category"] = {str(c): block([r for r in self.rows if r[0] == c]) for c in CATEGORIES}
@@ -228,23 +165,6 @@ class Tally:
 
 
 # -- systems ---------------------------------------------------------------------------------------------
-
-def engram_context(candidate_limit: int | None, deadline_ms: float, embedder: str | None = None,
-                   context_turns: int = 0) -> Any:
-    import os
-
-    from engram.core.config import DEFAULT_CONFIG
-    from engram.runtime.context import default_context
-
-    update: dict[str, Any] = {"deadline_ms": deadline_ms, "context_turns_top": context_turns}
-    if candidate_limit:
-        update["candidate_limit"] = candidate_limit
-    config = DEFAULT_CONFIG.model_copy(update={"recall": DEFAULT_CONFIG.recall.model_copy(update=update)})
-    env = dict(os.environ)
-    if embedder:
-        env["ENGRAM_EMBEDDER"] = embedder
-    return default_context(config, env)
-
 
 def ingest_conversation(runtime: Any, conv: Conversation) -> dict[str, Any]:
     from engram.schemas.inputs import TurnInput
@@ -275,35 +195,32 @@ def ingest_conversation(runtime: Any, conv: Conversation) -> dict[str, Any]:
 
 
 def engram_rankings(runtime: Any, conv: Conversation, questions: Sequence[Question], limit: int,
-                    budget: int) -> tuple[list[list[RankedItem]], dict[str, Any]]:
+                    budget: int, context_limit: int = CONTEXT_LIMIT
+                    ) -> tuple[list[list[RankedItem]], list[Context], dict[str, Any]]:
+    """Per question: the ranking (a recall with `limit` and `budget`, large, so the cut-offs are the
+    benchmark's) and the context of a recall with the 1,000-token budget and `context_limit` items."""
     from engram.recall.service import RecallRequest
 
-    rankings, latencies, exceeded = [], [], 0
+    rankings, contexts, latencies, exceeded = [], [], [], 0
+    dia_ids = frozenset(t.dia_id for t in conv.turns)
     for q in questions:
+        def recall(message_id: str, limit: int, budget: int) -> Any:
+            return runtime.recall(RecallRequest(
+                tenant=TENANT, user=conv.user, agent=AGENT, session=EVAL_SESSION, question=q.text,
+                now=conv.eval_time, message_id=message_id, limit=limit, token_budget=budget))
+
         start = time.perf_counter()
-        result = runtime.recall(RecallRequest(
-            tenant=TENANT, user=conv.user, agent=AGENT, session=EVAL_SESSION, question=q.text,
-            now=conv.eval_time, message_id=f"q{q.index}", limit=limit, token_budget=budget))
+        result = recall(f"q{q.index}", limit, budget)
         latencies.append((time.perf_counter() - start) * 1000)
         exceeded += bool(result.deadline_exceeded)
-        rankings.append(ranked_items(result.items))
+        rankings.append(ranked_items(result.items, dia_ids))
+        budgeted = recall(f"q{q.index}-context", context_limit, TOKEN_BUDGET)
+        contexts.append(Context(tuple(ranked_items(budgeted.items, dia_ids)), budgeted.memory_section))
     lat = sorted(latencies)
     info = {"recall_p50_ms": round(median(lat), 2),
             "recall_p95_ms": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 2) if lat else 0.0,
             "deadline_exceeded": exceeded}
-    return rankings, info
-
-
-def ranked_items(items: Sequence[Any]) -> list[RankedItem]:
-    """The long-term items in recall order; a turn shown beside a memory (`context_turns`) follows it as
-    an item of its own (its one dia_id, its own tokens), as a raw turn would be."""
-    out: list[RankedItem] = []
-    for i in items:
-        if i.kind not in LONG_TERM_KINDS:
-            continue
-        out.append(RankedItem(frozenset(i.source_message_ids), chars_to_tokens(i.text)))
-        out.extend(RankedItem(frozenset({m}), chars_to_tokens(t)) for m, t in getattr(i, "context_turns", ()))
-    return out
+    return rankings, contexts, info
 
 
 def baseline_rankings(conv: Conversation, questions: Sequence[Question], dense_model: Any | None
@@ -311,7 +228,8 @@ def baseline_rankings(conv: Conversation, questions: Sequence[Question], dense_m
     from bench.baselines import BM25, Dense, rrf
 
     docs = [f"{t.speaker}: {t.content}" for t in conv.turns]
-    items = [RankedItem(frozenset({t.dia_id}), chars_to_tokens(d)) for t, d in zip(conv.turns, docs)]
+    shown = [f"{t.ts:%Y-%m-%d} {d}" for t, d in zip(conv.turns, docs)]
+    items = [RankedItem(frozenset({t.dia_id}), chars_to_tokens(text), text) for t, text in zip(conv.turns, shown)]
     bm25 = BM25(docs)
     out: dict[str, list[list[RankedItem]]] = {"bm25": []}
     sparse = [bm25.rank(q.text) for q in questions]
@@ -337,7 +255,7 @@ def run(folder: Path, *, baselines: bool = True, dense: bool = True, limit_conve
         limit_questions: int | None = None, recall_limit: int = 200, recall_budget: int = 100_000,
         candidate_limit: int | None = None, deadline_ms: float = 5000.0, data_dir: Path | None = None,
         model_dir: str | None = None, out: Any = None, embedders: Sequence[str] = ("hashing",),
-        context_turns: Sequence[int] = (0,)) -> list[dict[str, Any]]:
+        context_turns: Sequence[int] = (0,), context_limit: int = CONTEXT_LIMIT) -> list[dict[str, Any]]:
     """Run the benchmark; emit and return the JSON records. One Engram row per embedder and
     `context_turns` value (recall.context_turns_top: 0 is the product default, raw turns not quoted)."""
     from engram.runtime.engine import EmbeddedRuntime
@@ -361,7 +279,8 @@ def run(folder: Path, *, baselines: bool = True, dense: bool = True, limit_conve
             dense_error = f"{type(exc).__name__}: {exc}"
     settings = {
         "kind": "locomo_run", "folder": str(folder), "conversations": [c.name for c in conversations],
-        "top_k": TOP_K, "token_budget": TOKEN_BUDGET, "token_rule": "ceil(len(text)/4)",
+        "top_k": TOP_K, "token_budget": TOKEN_BUDGET, "token_rule": "engram.core.text.estimate_tokens",
+        "context_limit": context_limit,
         "max_evidence_span": MAX_EVIDENCE_SPAN, "recall_limit": recall_limit, "recall_token_budget": recall_budget,
         "candidate_limit": candidate_limit or "default", "deadline_ms": deadline_ms,
         "baselines": baselines, "dense": (str(dense_model.model_dir) if dense_model else dense_error),
@@ -383,19 +302,21 @@ def run(folder: Path, *, baselines: bool = True, dense: bool = True, limit_conve
                 for conv in conversations:
                     questions = conv.questions[:limit_questions] if limit_questions else conv.questions
                     info = ingest_conversation(runtime, conv)
-                    ranks, recall_info = engram_rankings(runtime, conv, questions, recall_limit, recall_budget)
+                    ranks, contexts, recall_info = engram_rankings(runtime, conv, questions, recall_limit,
+                                                                   recall_budget, context_limit)
                     info.update(recall_info)
                     info["skipped_no_evidence"] = conv.skipped_no_evidence
                     info["skipped_category_5"] = conv.skipped_category_5
                     conv_info[f"{conv.name} {engine}"] = info
-                    _tally(tallies, engine, conv, questions, ranks, record, info)
+                    _tally(tallies, engine, conv, questions, ranks, contexts, record, info)
             finally:
                 runtime.close()
         if baselines:
             for conv in conversations:
                 questions = conv.questions[:limit_questions] if limit_questions else conv.questions
                 for system, rankings in baseline_rankings(conv, questions, dense_model).items():
-                    _tally(tallies, system, conv, questions, rankings, record, None)
+                    contexts = [prefix_context(r) for r in rankings]
+                    _tally(tallies, system, conv, questions, rankings, contexts, record, None)
 
     overall: dict[str, dict[str, Any]] = {}
     for system in systems_order:
@@ -415,10 +336,11 @@ def run(folder: Path, *, baselines: bool = True, dense: bool = True, limit_conve
 
 
 def _tally(tallies: dict[str, dict[str, Tally]], system: str, conv: Conversation, questions: Sequence[Question],
-           rankings: list[list[RankedItem]], record: Any, info: dict[str, Any] | None) -> None:
+           rankings: list[list[RankedItem]], contexts: list[Context], record: Any,
+           info: dict[str, Any] | None) -> None:
     tally = Tally()
-    for q, ranking in zip(questions, rankings):
-        tally.add(q.category, score_ranking(ranking, q.evidence))
+    for q, ranking, context in zip(questions, rankings, contexts):
+        tally.add(q.category, score_ranking(ranking, q.evidence) | score_context(context, q))
     tallies[system][conv.name] = tally
     rec = {"kind": "locomo_result", "system": system, "conversation": conv.name, **tally.metrics()}
     if info is not None:
@@ -435,23 +357,23 @@ def _print_tables(tallies: dict[str, dict[str, Tally]], overall: dict[str, dict[
         if system not in tallies:
             continue
         for name, tally in tallies[system].items():
-            m = tally.metrics()
-            rows.append([system, name, m["questions"], m["any_at_10"], m["any_at_1000tok"]])
-        m = overall[system]
+            rows.append([system, name, *_row(tally.metrics()), ""])
         ref = BENCH_MD_BASELINES.get(system)
-        rows.append([system, "all", m["questions"], m["any_at_10"], m["any_at_1000tok"],
+        rows.append([system, "all", *_row(overall[system]),
                      f"{ref[0]:.3f} / {ref[1]:.3f}" if ref else ("0.75 / 0.90 target" if system.startswith("engram") else "")])
     print(file=stream)
-    print(table(["system", "conv", "questions", "any@10", "any@1000tok", "BENCH.md (10 convs)"],
-                [r + [""] * (6 - len(r)) for r in rows]), file=stream)
+    print(table(["system", "conv", "questions", "any@10", "any@1000tok", "answer@1000tok", "in context",
+                 f"context tokens mean / max / {TOKEN_BUDGET}", "BENCH.md (10 convs)"], rows), file=stream)
     cat_rows = []
     for system in systems:
         if system in overall:
             cats = overall[system]["by_category"]
-            cat_rows.append([system] + [f"{cats[str(c)]['any_at_10']} / {cats[str(c)]['any_at_1000tok']} "
-                                        f"(n={cats[str(c)]['questions']})" for c in CATEGORIES])
+            cat_rows.append([system] + [f"{cats[str(c)]['any_at_10']} / {cats[str(c)]['any_at_1000tok']} / "
+                                        f"{cats[str(c)]['answer_at_1000tok']} (n={cats[str(c)]['questions']})"
+                                        for c in CATEGORIES])
     print(file=stream)
-    print(table(["system"] + [f"cat {c}: any@10 / any@1000tok" for c in CATEGORIES], cat_rows), file=stream)
+    print(table(["system"] + [f"cat {c}: any@10 / any@1000tok / answer" for c in CATEGORIES], cat_rows),
+          file=stream)
     print(file=stream)
     print(table(["conv", "turns", "ingest s", "memories", "persona", "evidence coverage", "recall p50 ms",
                  "deadline hit"],
@@ -461,6 +383,13 @@ def _print_tables(tallies: dict[str, dict[str, Tally]], overall: dict[str, dict[
     m = settings["machine"]
     print(f"\nmachine: {m['cores']} cores, {m['memory_gib']} GiB, {m['cpu_model']}; dense: {settings['dense']}",
           file=stream)
+
+
+def _row(m: dict[str, Any]) -> list[Any]:
+    ctx = m.get("context")
+    size = f"{ctx['mean_tokens']} / {ctx['max_tokens']}" + (f" ({ctx['over_budget']} over)" if ctx["over_budget"]
+                                                            else "") if ctx else ""
+    return [m["questions"], m["any_at_10"], m["any_at_1000tok"], m["answer_at_1000tok"], m["any_in_context"], size]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -483,6 +412,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--context-turns", type=int, action="append", default=None,
                         help="recall.context_turns_top (repeat for a row per value; default 0, the product's: "
                              "the opt-in quoting of the turns around the best memories' source turns)")
+    parser.add_argument("--context-limit", type=int, default=CONTEXT_LIMIT,
+                        help="item limit of the 1,000-token recall the answer metric reads (lifted so the budget binds)")
     parser.add_argument("--data", type=Path, default=None, help="keep the Engram data folder here")
     parser.add_argument("--model-dir", default=None, help="all-MiniLM-L6-v2 folder (default: the packaged one)")
     args = parser.parse_args(argv)
@@ -490,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         limit_questions=args.limit_questions, recall_limit=args.recall_limit, recall_budget=args.recall_budget,
         candidate_limit=args.candidate_limit, deadline_ms=args.deadline_ms, data_dir=args.data,
         model_dir=args.model_dir, embedders=tuple(args.embedder or ("hashing",)),
-        context_turns=tuple(args.context_turns or (0,)))
+        context_turns=tuple(args.context_turns or (0,)), context_limit=args.context_limit)
     return 0
 
 

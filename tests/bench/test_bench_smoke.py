@@ -148,9 +148,13 @@ def test_locomo_command_on_one_conversation(tmp_path: Path) -> None:
         assert 1 <= r["questions"] <= 6
         assert 0.0 <= r["any_at_10"] <= 1.0 and 0.0 <= r["any_at_1000tok"] <= 1.0
         assert r["any_at_1000tok"] >= 0.0 and sum(c["questions"] for c in r["by_category"].values()) == r["questions"]
+        assert r["answer_at_1000tok"] is None or 0.0 <= r["answer_at_1000tok"] <= 1.0
+        assert r["context"]["budget"] == 1000 and 0 < r["context"]["mean_tokens"] <= r["context"]["max_tokens"]
+        assert "answer_at_1000tok" in r["by_category"]["1"]
+    assert results[("bm25", "all")]["context"]["max_tokens"] <= 1000
     engram = next(r for (s, c), r in results.items() if s == "engram[hashing]" and c != "all")
     assert engram["engram"]["turns"] > 0 and engram["engram"]["processed_turns"] == engram["engram"]["appended"]
-    assert "any@10" in done.stdout
+    assert "any@10" in done.stdout and "answer@1000tok" in done.stdout
 
 
 # -- the dense baseline's numpy encoder, on a tiny random model ----------------------------------------
