@@ -3,9 +3,9 @@
 The runtime writes a line per hop of each traced record (`engram.distributed.trace`: the SDK
 in the bench process, the stages and the projector in the worker's processes); the bench adds
 when `list_memories` first showed the memory and when recall first returned it. For each probe
-the first time of each hop (after the hop before it) on the path a fact takes (turn -> extract -> candidate -> consolidate
--> memory change -> projector -> Weaviate -> recall) is taken, and each hop's duration is the
-gap to the hop before it; the table gives p50 / p95 per hop over the probes.
+the first time of each hop after its `record_turn` call on the path a fact takes (turn -> extract
+-> candidate -> consolidate -> memory change -> projector -> Weaviate -> recall) is taken, and each
+hop's duration is the gap to the hop before it; the table gives p50 / p95 per hop over the probes.
 """
 
 from __future__ import annotations

@@ -428,8 +428,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 kept.write_bytes(trace_file.read_bytes())
                 note(f"trace lines kept in {kept}")
                 measured["hops"] = breakdown(str(trace_file), [
-                    (f"{PROBE_TENANT}/{p.user}", p.sent + WALL_OFFSET, _wall(p.stored), _wall(p.seen)) for p in main_probes if p.sent])
-            return {"users": "known" if args.known_users else "new", "kind": "recall_freshness", "target_rate": args.rate, "seconds": args.seconds, **measured,
+                    (f"{PROBE_TENANT}/{p.user}", p.sent + WALL_OFFSET, _wall(p.stored), _wall(p.seen))
+                    for p in main_probes if p.sent])
+            return {"users": "known" if args.known_users else "new", "kind": "recall_freshness",
+                    "target_rate": args.rate, "seconds": args.seconds, **measured,
                     "target_p95_ms": TARGET_P95_MS, "pollers": args.pollers, "poll_interval_s": args.poll_interval,
                     "gate": not args.no_gate, "probe_every_s": args.probe_every,
                     "workers": "processors + projectors" if args.split else "all", "machine": machine_info()}
@@ -493,7 +495,8 @@ def main(argv: list[str] | None = None) -> int:
     r = run(args)
     emit(r)
     print()
-    print(table(["background", "users", "achieved turns/s", "probes", "not seen (recalled later)", "p50 ms", "p95 ms", "p99 ms",
+    print(table(["background", "users", "achieved turns/s", "probes", "not seen (recalled later)", "p50 ms", "p95 ms",
+                 "p99 ms",
                  "max ms", "in Weaviate p50 ms", "recall p50 ms"],
                 [[f"{r['target_rate']:.0f}/s x {r['seconds']:.0f} s", r["users"], r["achieved_rate"], r["probes"],
                   f"{r['probes_not_seen']} ({r['late_seen']})",
