@@ -4,8 +4,6 @@ A plain confluent-kafka consumer loop (consumer group `<prefix>engram-projectors
 no faust: projections keep no state of their own, so there is nothing for a
 table to hold. Commit order, per batch (at-least-once):
 
-0. take the records there are (`take_available`: no fixed batch window; a
-   batch is what arrived while the last one was written);
 1. decode each record (an undecodable one is counted and skipped: the
    processors dead-letter it, and the dead letter reaches ClickHouse);
 2. apply the batch to the current-memory projector and flush Weaviate
@@ -17,7 +15,8 @@ table to hold. Commit order, per batch (at-least-once):
    event id; on a background thread while the next batches go to Weaviate),
    and once that insert has finished, commit the offsets of the records it
    covered (at the loop's first turn after it: the loop never waits for
-   ClickHouse, so a Weaviate write is never held behind an insert). The gap matters: a poll of `--batch-within` seconds finds nothing
+   ClickHouse, so a Weaviate write is never held behind an insert). The gap
+   matters: a poll of `--batch-within` seconds finds nothing
    many times a second, and each chDB insert costs about as much CPU as a
    few hundred events' rows (26 ms a batch, measured: 1.15 CPU-s per 1,000
    turns in batches of 85 events, 0.16 in batches of 2,000).
@@ -201,19 +200,6 @@ def insert_due(settings: ProjectorSettings, since: float, events: int, idle: boo
             or (idle and since >= settings.analytics_gap))
 
 
-def take_available(consumer: Consumer, limit: int, timeout: float) -> list[Message]:
-    """The records there are now, up to `limit`, waiting at most `timeout` only while there are none.
-
-    `Consumer.consume(limit, timeout)` returns when it has `limit` records or at the timeout, so a
-    quiet stream's records waited out the whole timeout: a fixed batch window on every hop. Here the
-    batch is whatever arrived while the last one was written (larger under load, one record when quiet).
-    """
-    first = consumer.poll(timeout)
-    if first is None:
-        return []
-    return [first, *consumer.consume(limit - 1, timeout=0)] if limit > 1 else [first]
-
-
 def _assignment(consumer: Consumer) -> list[TopicPartition]:
     try:
         return list(consumer.assignment())
@@ -262,7 +248,7 @@ class ProjectorLoop:
         log.info("projector %s: reading %d topics", self.settings.group, len(self.settings.topics))
         try:
             while not self._stop.is_set():
-                messages = take_available(consumer, self.settings.batch_size, self.settings.poll_timeout)
+                messages = consumer.consume(self.settings.batch_size, timeout=self.settings.poll_timeout)
                 self._fatal_on_error(lambda: with_backoff(lambda: self.handle(messages), "projector write",
                                                           self._count_write_failure), on_fatal)
                 self._fatal_on_error(lambda: self._advance(consumer, idle=not messages), on_fatal)

@@ -1,11 +1,8 @@
-"""Per-hop tracing (`engram.distributed.trace`) and the projector's batch taking, without services."""
+"""Per-hop tracing (`engram.distributed.trace`), without services."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
-from engram.distributed.projector import take_available
 from engram.distributed.trace import Tracer, read_hops
 
 
@@ -27,26 +24,3 @@ def test_reading_a_trace_skips_a_torn_last_line(tmp_path: Path) -> None:
     with open(path, "ab") as handle:
         handle.write(b'{"k": "k", "h"')
     assert [h["h"] for h in read_hops(str(path))] == ["sdk.key"]
-
-
-class _Consumer:
-    def __init__(self, queued: list[str]) -> None:
-        self.queued = queued
-        self.calls: list[tuple[str, Any]] = []
-
-    def poll(self, timeout: float) -> str | None:
-        self.calls.append(("poll", timeout))
-        return self.queued.pop(0) if self.queued else None
-
-    def consume(self, limit: int, timeout: float) -> list[str]:
-        self.calls.append(("consume", (limit, timeout)))
-        taken, self.queued = self.queued[:limit], self.queued[limit:]
-        return taken
-
-
-def test_the_projector_takes_what_is_there_without_waiting_for_a_full_batch() -> None:
-    consumer = _Consumer(["a", "b", "c"])
-    assert take_available(consumer, 2, 0.05) == ["a", "b"]  # type: ignore[arg-type]
-    assert consumer.calls == [("poll", 0.05), ("consume", (1, 0))]  # the rest without waiting
-    assert take_available(consumer, 10, 0.05) == ["c"]  # type: ignore[arg-type]
-    assert take_available(consumer, 10, 0.05) == []  # type: ignore[arg-type]
