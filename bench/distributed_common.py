@@ -130,14 +130,20 @@ class WorkerCpu:
     def __init__(self, cluster: BenchCluster) -> None:
         self.pids = [proc.pid for proc in cluster.procs]
         self.before = self._total()
+        self.own_before = self._own()
         self.load_before = load_average()
 
     def _total(self) -> float:
         return sum(tree_cpu_seconds(pid) or 0.0 for pid in self.pids)
 
+    def _own(self) -> float:
+        return sum(cpu_seconds(pid) or 0.0 for pid in self.pids)
+
     def report(self, turns: int) -> dict[str, float]:
         spent = self._total() - self.before
-        return {"worker_cpu_seconds": round(spent, 2),
+        own = self._own() - self.own_before
+        return {"worker_cpu_seconds": round(spent, 2), "worker_main_cpu_seconds": round(own, 2),
+                "worker_children_cpu_seconds": round(spent - own, 2),
                 "worker_cpu_s_per_1000_turns": round(1000 * spent / turns, 3) if turns else float("nan"),
                 "load_before": self.load_before, "load_after": load_average()}
 

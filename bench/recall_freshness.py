@@ -47,6 +47,7 @@ from bench.distributed_common import (  # noqa: E402
     DEFAULT_BOOTSTRAP, BenchCluster, Sampler, WorkerCpu, cpu_seconds, paced, percentile, tree_cpu_seconds,
     turn_kwargs,
 )
+from bench.freshness_trace import breakdown, enable  # noqa: E402
 from bench.synthetic import generate_turns  # noqa: E402
 from engram.core.crypto import FieldCipher  # noqa: E402
 from engram.distributed.erasure import cipher_for  # noqa: E402
@@ -67,6 +68,8 @@ SYLLABLES = ("ba be bi bo bu da de di do du ka ke ki ko ku la le li lo lu ma me 
              "ra re ri ro ru sa se si so su ta te ti to tu va ve vi vo vu za ze zi zo zu").split()
 HAN = "梅兰竹菊松柏桃李杏桂荷莲枫桐橙柚榴椰栗枣茶墨砚琴棋诗画舟帆峰溪泉湖岛霞虹雪霜云星月"
 DEFAULT_WEAVIATE_URL = os.environ.get("ENGRAM_WEAVIATE_URL", "http://127.0.0.1:8080")
+WALL_OFFSET = time.time() - time.perf_counter()
+"""perf_counter -> wall clock (the runtime's trace lines are wall-clock times)."""
 DEFAULT_WEAVIATE_GRPC = int(os.environ.get("ENGRAM_WEAVIATE_GRPC_PORT", "50051") or 50051)
 
 
@@ -98,6 +101,13 @@ def make_probe(rng: random.Random, run: str, index: int) -> ProbeTurn:
         return ProbeTurn(user, word, f"我喜欢{word}", f"我喜欢什么？{word}")
     word = "".join(rng.choice(SYLLABLES) for _ in range(5))
     return ProbeTurn(user, word, f"I love {word}.", f"What do I love? {word}")
+
+
+def introduce(producer: TurnProducer, probe: ProbeTurn) -> bool:
+    """A first, fact-free turn of the probe's user (`--known-users`): key and state exist before the probe."""
+    return producer.record_turn(tenant=PROBE_TENANT, user=probe.user, agent="agent-probe",
+                                session=f"{probe.user}-s0", message_id=f"{probe.user}-m0", role="user",
+                                content="Hi there.", ts=datetime.now(timezone.utc))
 
 
 def send_probe(producer: TurnProducer, probe: ProbeTurn) -> bool:
@@ -235,11 +245,15 @@ class Readers:
 
 
 def warm_up(cluster: BenchCluster, producer: TurnProducer, pollers: Pollers, turns: list[Any],
-            probes: list[ProbeTurn]) -> None:
-    """Background turns through every stage, then probes until recall sees them (code paths, tenants, schema hot)."""
+            probes: list[ProbeTurn], known: list[ProbeTurn]) -> None:
+    """Background turns through every stage, then probes until recall sees them (code paths, tenants, schema hot).
+
+    The users of `known` get a first turn here, so their probes later are a known user's turn."""
     start = time.monotonic()
     for turn in turns:
         producer.record_turn(**turn_kwargs(turn))
+    for probe in known:
+        introduce(producer, probe)
     producer.flush(60)
     cluster.wait_caught_up(WARMUP_TIMEOUT, poll=0.1)
     note(f"warm-up: {len(turns)} turns processed after {time.monotonic() - start:.1f} s")
@@ -287,7 +301,7 @@ def measure(cluster: BenchCluster, producer: TurnProducer, pollers: Pollers, bac
     worker_cpu = spent.report(len(background) + len(sent))
     lag.close()
     return {"background_turns": len(background), "background_queued": queued,
-            "achieved_rate": round(len(background) / took, 1), **stats(sent, pollers, args),
+            "achieved_rate": round(len(background) / max(took, 1e-9), 1), **stats(sent, pollers, args),
             "late_seen": late_sweep(sent, pollers), "max_behind_records": _peak(behind),
             "max_projector_uncommitted": _peak(uncommitted), "applied_seconds_after_traffic": drain,
             **{f"cpu_{k}_percent": v for k, v in shares.items()}, **worker_cpu,
@@ -391,6 +405,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         roles = ["processors", "projectors"] if args.split else ["all"]
         worker_args = ["--batch-within", str(args.batch_within), "--weaviate-url", args.weaviate_url,
                        "--weaviate-grpc-port", str(args.weaviate_grpc_port)]
+        trace_file = Path(tmp) / "trace.jsonl" if args.trace else None
+        if trace_file is not None:  # before the worker starts: it inherits the environment
+            enable(str(trace_file), f"{PROBE_TENANT}/probe-{run_id}-")
         cluster = BenchCluster(args.bootstrap, 1, Path(tmp), worker_args, roles=roles)
         readers: Readers | None = None
         pollers: Pollers | None = None
@@ -401,11 +418,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             pollers = Pollers(readers.services, args.poll_interval, gate=not args.no_gate)
             producer = cluster.producer()
             try:
-                warm_up(cluster, producer, pollers, turns[:args.warmup], warm)
+                warm_up(cluster, producer, pollers, turns[:args.warmup], warm,
+                        main_probes if args.known_users else [])
                 measured = measure(cluster, producer, pollers, turns[args.warmup:], main_probes, args)
             finally:
                 producer.close()
-            return {"kind": "recall_freshness", "target_rate": args.rate, "seconds": args.seconds, **measured,
+            if trace_file is not None:
+                kept = Path(tempfile.gettempdir()) / f"engram-trace-{run_id}.jsonl"
+                kept.write_bytes(trace_file.read_bytes())
+                note(f"trace lines kept in {kept}")
+                measured["hops"] = breakdown(str(trace_file), [
+                    (f"{PROBE_TENANT}/{p.user}", p.sent + WALL_OFFSET, _wall(p.stored), _wall(p.seen))
+                    for p in main_probes if p.sent])
+            return {"users": "known" if args.known_users else "new", "kind": "recall_freshness",
+                    "target_rate": args.rate, "seconds": args.seconds, **measured,
                     "target_p95_ms": TARGET_P95_MS, "pollers": args.pollers, "poll_interval_s": args.poll_interval,
                     "gate": not args.no_gate, "probe_every_s": args.probe_every,
                     "workers": "processors + projectors" if args.split else "all", "machine": machine_info()}
@@ -418,6 +444,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             cluster.close()  # stops the worker (its pid), deletes the namespace's topics
             if readers is not None:
                 readers.close(drop=True)  # the namespace's Weaviate collections
+
+
+def _wall(perf: float | None) -> float | None:
+    return None if perf is None else perf + WALL_OFFSET
 
 
 def _cell(value: float | None, timeout: float) -> float | str:
@@ -451,6 +481,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup-probes", type=int, default=5)
     parser.add_argument("--batch-within", type=float, default=0.02, help="worker --batch-within")
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--known-users", action="store_true",
+                        help="each probe user says a first, fact-free turn in the warm-up (a known user's probe)")
+    parser.add_argument("--trace", action="store_true",
+                        help="per-hop timestamps of the probes (engram.distributed.trace) and a p50/p95 table per hop")
     parser.add_argument("--split", action="store_true",
                         help="two worker processes (--role processors, --role projectors) instead of one --role all")
     return parser.parse_args(argv)
@@ -461,15 +495,23 @@ def main(argv: list[str] | None = None) -> int:
     r = run(args)
     emit(r)
     print()
-    print(table(["background", "achieved turns/s", "probes", "not seen (recalled later)", "p50 ms", "p95 ms", "p99 ms",
+    print(table(["background", "users", "achieved turns/s", "probes", "not seen (recalled later)", "p50 ms", "p95 ms",
+                 "p99 ms",
                  "max ms", "in Weaviate p50 ms", "recall p50 ms"],
-                [[f"{r['target_rate']:.0f}/s x {r['seconds']:.0f} s", r["achieved_rate"], r["probes"],
+                [[f"{r['target_rate']:.0f}/s x {r['seconds']:.0f} s", r["users"], r["achieved_rate"], r["probes"],
                   f"{r['probes_not_seen']} ({r['late_seen']})",
                   *[_cell(r[k], r["timeout_s"]) for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms")],
                   _cell(r["in_weaviate_p50_ms"], r["timeout_s"]), _cell(r["recall_ms_p50"], r["timeout_s"])]]))
+    if r.get("hops"):
+        print()
+        print(table(["hop", "what", "probes", "p50 ms", "p95 ms", "since record_turn p50 ms", "p95 ms"],
+                    [[h["hop"], h["what"], h["n"], h["p50_ms"], h["p95_ms"], h["since_record_p50_ms"],
+                      h["since_record_p95_ms"]] for h in r["hops"]]))
     m = r["machine"]
     workers = "2 workers (--role processors, --role projectors)" if r["workers"] != "all" else "1 worker (--role all)"
-    print(f"\nworker CPU {r['worker_cpu_s_per_1000_turns']} s per 1,000 turns (processed and projected); "
+    print(f"\nworker CPU {r['worker_cpu_s_per_1000_turns']} s per 1,000 turns (processed and projected; "
+          f"{r['worker_main_cpu_seconds']} s in the worker, {r['worker_children_cpu_seconds']} s in its projector "
+          f"process); "
           f"load average {r['load_before']} before, {r['load_after']} after")
     print(f"machine: {m['cores']} cores, {m['memory_gib']} GiB, {m['cpu_model']}; {workers} + "
           f"Kafka + Weaviate on the same machine")

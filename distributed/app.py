@@ -80,6 +80,7 @@ from .records import BatchResult, Inbound
 from .runner import DecodeCache, StageRunner
 from .sink import Send, Sink
 from .topics import MAX_STATE_BYTES, ROLES, Namespace
+from .trace import tracer
 
 log = logging.getLogger("engram.distributed.worker")
 
@@ -220,6 +221,7 @@ class FaustStage:
                 raise
 
     async def _batch(self, records: list[Inbound]) -> None:
+        self._trace(records, "took")
         now = time.monotonic()
         for r in records:
             self._last_seen[(r.topic, r.partition)] = now
@@ -248,20 +250,23 @@ class FaustStage:
         for write in result.writes:
             self.table.data[write.key] = write.value
         self._stats(result)
+        self._trace(records, "computed")
         if not (result.outputs or result.writes):
             return
         self._landing = [f for f in self._landing if not f.done()]
         previous = self._landing[-1] if self._landing else None
-        self._landing.append(asyncio.ensure_future(self._land(previous, result)))
+        self._landing.append(asyncio.ensure_future(self._land(previous, result, records)))
         if len(self._landing) > MAX_LANDING:
             await asyncio.shield(self._landing[0])
 
-    async def _land(self, previous: asyncio.Future[None] | None, result: BatchResult) -> None:
+    async def _land(self, previous: asyncio.Future[None] | None, result: BatchResult,
+                    records: Sequence[Inbound] = ()) -> None:
         """Step 3: outputs acknowledged, then states and progress acknowledged; after the batch before."""
         try:
             if previous is not None:
                 await previous
             await self.sink.send_all([Send(o.topic, o.key, o.value, o.partition, o.headers) for o in result.outputs])
+            self._trace(records, "acked")
             changelog = self.table.changelog_topic.get_topic_name()
             await self.sink.send_all([Send(changelog, w.key, w.value, w.partition) for w in result.writes])
         except Exception as exc:  # noqa: BLE001 - fail-stop: the restart replays what did not land
@@ -347,6 +352,17 @@ class FaustStage:
         recovery = getattr(app.tables, "recovery", None)  # faust's TableManager, not on its abstract type
         return bool(recovery is not None and recovery.completed.is_set() and not app.rebalancing
                     and app.flow_control.is_active() and app.consumer.assignment())
+
+    def _trace(self, records: Sequence[Inbound], hop: str) -> None:
+        """Trace hop lines (`engram.distributed.trace`) for the traced records, per input topic."""
+        if (trace := tracer()) is None:
+            return
+        by_topic: dict[str, list[bytes | None]] = {}
+        for r in records:
+            if trace.wants(r.key):
+                by_topic.setdefault(r.topic, []).append(r.key)
+        for topic, keys in by_topic.items():
+            trace.hops(keys, f"{self.name}.{hop}:{self.settings.namespace.catalogue_name(topic) or topic}")
 
     def _stats(self, result: BatchResult) -> None:
         now = time.monotonic()

@@ -29,13 +29,15 @@ read one store). Design, and why:
   the README states this window.
 
 Readers: every process keeps the keys it has read in memory. Nothing touches the broker
-until the first use (the topic is created then). A key id a process has not seen makes it
-read the topic up to its current end (the creator waits for the broker's acknowledgement of
-a new key before any ciphertext under it is produced, so the key is there); a daemon thread
-reads new records every `refresh` seconds, so a key destroyed by another process stops
-decrypting here within that time. A key id still unknown after reading to the end is
-destroyed (or never existed) and is remembered as such. The producer SDK never waits for a
-key on the chat path (`engram.distributed.erasure.KeyGate`).
+until the first use (the topic is created then). From then on a daemon thread follows the
+topic (a long-polling consumer: a record is applied as soon as the broker delivers it), so a
+new owner's key usually arrives before the first record sealed under it (the creator waits
+for the broker's acknowledgement of a new key before any ciphertext under it is produced), and
+a key destroyed by another process stops decrypting here as soon as its tombstone arrives. A
+key id a process has not seen makes it wait until the follower has read the topic up to its
+current end (with `refresh` 0 there is no follower and it reads the topic itself). A key id
+still unknown after that is destroyed (or never existed) and is remembered as such. The
+producer SDK never waits for a key on the chat path (`engram.distributed.erasure.KeyGate`).
 """
 
 from __future__ import annotations
@@ -65,8 +67,11 @@ from .topics import TopicSpec
 log = logging.getLogger("engram.distributed.keystore")
 FETCH_WAIT_MS = 20
 """Short fetch long-polls: the end-offset query does not wait behind a long fetch (it took ~170 ms)."""
-REFRESH_PATIENCE = 2.0
-"""Seconds one background refresh retries before it gives the lock back (the next round tries again)."""
+FOLLOW_FETCH_WAIT_MS = 500
+"""The follower's fetch long-poll: a key record is returned as soon as it is appended; an idle
+process sends two fetches a second instead of fifty."""
+FOLLOW_POLL = 0.2
+"""Seconds one poll of the follower thread waits for a record (it stops within this)."""
 KEYS_TOPIC = "engram.keys"
 KEYS_TOPIC_CONFIGS: dict[str, str] = {
     "cleanup.policy": "compact", "retention.ms": "-1", "segment.ms": "60000",
@@ -122,7 +127,7 @@ class KafkaKeyStore:
     """KeyStore on a compacted Kafka topic (see the module docstring). Thread-safe.
 
     Nothing touches the broker until the first use (the topic is created then, if `create`);
-    a daemon thread reads new key records every `refresh` seconds (tombstones of keys
+    then, if `refresh` > 0, a daemon thread follows the topic (new keys, tombstones of keys
     destroyed elsewhere); `current` and `get` only go to the broker for what they have not seen.
     """
 
@@ -148,11 +153,16 @@ class KafkaKeyStore:
         self._errors: list[KafkaError] = []
         self._consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"engram-keys-{uuid.uuid4().hex[:8]}",
                                    "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                                   "fetch.wait.max.ms": FETCH_WAIT_MS})
+                                   "fetch.wait.max.ms": FETCH_WAIT_MS if refresh <= 0 else FOLLOW_FETCH_WAIT_MS})
+        self._ends = self._consumer
+        """Asks for the topic's end offset: the consumer itself, or with a follower a client of its own (a
+        consumer's end-offset query waits while the same consumer is fetching)."""
         self._producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",
                                    "linger.ms": 0})
+        self._applied = threading.Condition(self._lock)
+        """Notified by the follower each time it has applied records."""
         self._stop = threading.Event()
-        self._refresher: threading.Thread | None = None
+        self._follower: threading.Thread | None = None
         self._closed = False
 
     # -- the port ------------------------------------------------------------------------
@@ -229,29 +239,51 @@ class KafkaKeyStore:
 
     # -- reading the topic -----------------------------------------------------------------
     def sync(self, patience: float | None = None) -> None:
-        """Apply every record up to the topic's end as of now (retrying for `patience` s, default `timeout`)."""
+        """Apply every record up to the topic's end as of now (retrying for `patience` s, default `timeout`).
+
+        With the follower running, this waits for it to get there (usually it is there already);
+        without one (`refresh` 0), it reads the records itself."""
         wait = self.timeout if patience is None else patience
         with self._lock:
             self._ensure()
             policy = RetryPolicy(deadline=wait)
-            _, high = retrying(lambda: self._consumer.get_watermark_offsets(
+            _, high = retrying(lambda: self._ends.get_watermark_offsets(
                 TopicPartition(self.topic, 0), timeout=min(10.0, wait)), f"end of {self.topic}", policy)
             self._skip_own()
             if self._position >= high:
                 return  # nothing new, or only this process's own records: no fetch at all
-            tp = TopicPartition(self.topic, 0, self._position or OFFSET_BEGINNING)
-            self._consumer.resume([tp])
-            try:
-                deadline = time.monotonic() + wait
-                while self._position < high:
-                    if time.monotonic() > deadline:
-                        raise KeyStoreUnavailable(f"could not read {self.topic} to offset {high} within {wait}s")
-                    # as many as are missing: `consume` returns once it has them, not at its timeout
-                    for msg in self._consumer.consume(max(1, min(1000, high - self._position)), timeout=0.2):
-                        self._apply(msg)
-                    self._skip_own()
-            finally:
-                self._consumer.pause([tp])  # assigned (metadata kept across broker restarts), not fetching
+            if self._follower is not None:
+                self._await(high, wait)
+            else:
+                self._read_to(high, wait)
+
+    def _await(self, high: int, wait: float) -> None:
+        """Wait (the lock given up meanwhile) until the follower has applied the records before `high`."""
+        deadline = time.monotonic() + wait
+        while self._position < high:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._follower_alive():
+                raise KeyStoreUnavailable(f"could not read {self.topic} to offset {high} within {wait}s")
+            self._applied.wait(min(left, 1.0))
+            self._skip_own()
+
+    def _follower_alive(self) -> bool:
+        return self._follower is not None and self._follower.is_alive()
+
+    def _read_to(self, high: int, wait: float) -> None:
+        tp = TopicPartition(self.topic, 0, self._position or OFFSET_BEGINNING)
+        self._consumer.resume([tp])
+        try:
+            deadline = time.monotonic() + wait
+            while self._position < high:
+                if time.monotonic() > deadline:
+                    raise KeyStoreUnavailable(f"could not read {self.topic} to offset {high} within {wait}s")
+                # as many as are missing: `consume` returns once it has them, not at its timeout
+                for msg in self._consumer.consume(max(1, min(1000, high - self._position)), timeout=0.2):
+                    self._apply(msg)
+                self._skip_own()
+        finally:
+            self._consumer.pause([tp])  # assigned (metadata kept across broker restarts), not fetching
 
     def _skip_own(self) -> None:
         """Move past this process's own key records at the read position (it holds those keys already).
@@ -274,29 +306,42 @@ class KafkaKeyStore:
                           timeout=self.timeout)
         tp = TopicPartition(self.topic, 0, OFFSET_BEGINNING)
         self._consumer.assign([tp])
-        self._consumer.pause([tp])
         self._ready = True
-        if self.refresh > 0 and self._refresher is None:
-            self._refresher = threading.Thread(target=self._refresh_loop, name="engram-keys-refresh", daemon=True)
-            self._refresher.start()
+        if self.refresh > 0:
+            self._ends = Consumer({"bootstrap.servers": self.bootstrap, "enable.auto.commit": False,
+                                   "group.id": f"engram-keys-{uuid.uuid4().hex[:8]}"})
+            self._follower = threading.Thread(target=self._follow, name="engram-keys-follow", daemon=True)
+            self._follower.start()
+        else:
+            self._consumer.pause([tp])  # read on demand by `sync`
 
-    def _refresh_loop(self) -> None:
-        """Read new records every `refresh` s, in the background: never in the way of a caller.
+    def _follow(self) -> None:
+        """Apply key records as the broker delivers them, in the background (the consumer long-polls).
 
-        A round skips when a caller is syncing, and gives up after `refresh_patience` s (the broker
-        down, restarting): holding the lock through a whole outage would make every `current`/`get`/
-        `prepare` of the process wait behind a refresh nobody asked for. Callers retry on their own
-        for `timeout` s.
+        A new owner's key is produced and acknowledged before any record sealed under it, so it
+        usually reaches this process before the first record that needs it: a worker, projector or
+        reader that meets a new owner finds the key here instead of reading the topic (a broker
+        round trip) in its own path. A key destroyed elsewhere stops decrypting here as soon as its
+        tombstone arrives. The lock is held only while records are applied, never across a fetch.
         """
-        while not self._stop.wait(self.refresh):
-            if not self._lock.acquire(blocking=False):
-                continue  # a caller is reading the topic now
+        while not self._stop.is_set():
             try:
-                self.sync(patience=REFRESH_PATIENCE)
-            except Exception:  # noqa: BLE001 - the next round tries again; misses sync on their own
-                log.debug("key store %s: refresh failed", self.topic, exc_info=True)
-            finally:
-                self._lock.release()
+                first = self._consumer.poll(FOLLOW_POLL)  # returns with the first record, not at the timeout
+                messages = [] if first is None else [first, *self._consumer.consume(1000, timeout=0)]
+            except Exception:  # noqa: BLE001 - a broker outage: librdkafka reconnects, the loop goes on
+                log.debug("key store %s: fetch failed", self.topic, exc_info=True)
+                self._stop.wait(0.5)
+                continue
+            if not messages:
+                continue
+            with self._lock:
+                for msg in messages:
+                    try:
+                        self._apply(msg)
+                    except ValueError as exc:  # a record this master key cannot open: the key stays unknown
+                        log.error("key store %s: %s", self.topic, exc)
+                self._skip_own()
+                self._applied.notify_all()
 
     def _apply(self, msg: Message) -> None:
         if msg.error() is not None:
@@ -369,8 +414,8 @@ class KafkaKeyStore:
 
     def close(self) -> None:
         self._stop.set()
-        if self._refresher is not None:
-            self._refresher.join(timeout=min(5.0, self.timeout))
+        if self._follower is not None:
+            self._follower.join(timeout=min(5.0, self.timeout))
         with self._lock:
             if self._closed:
                 return
@@ -380,3 +425,5 @@ class KafkaKeyStore:
             if close is not None:
                 close()
             self._consumer.close()
+            if self._ends is not self._consumer:
+                self._ends.close()

@@ -39,6 +39,7 @@ from engram.schemas.topics import topic_for
 from .erasure import KeyGate, cipher_for
 from .sink import serve_callbacks
 from .topics import Namespace
+from .trace import tracer
 from .tracking import TYPE_HEADER
 
 log = logging.getLogger("engram.distributed.producer")
@@ -125,6 +126,8 @@ class TurnProducer:
 
     def record(self, event: Event) -> bool:
         """Queue any edge event (a turn, a summary request, a user command); False if not queued."""
+        if (trace := tracer()) is not None:
+            trace.hop(event.partition_key, "sdk.record")
         try:
             if self._gate is None:
                 self._produce(event)
@@ -141,6 +144,8 @@ class TurnProducer:
         return True
 
     def _produce(self, event: Event) -> None:
+        if (trace := tracer()) is not None:
+            trace.hop(event.partition_key, "sdk.key")
         self._producer.produce(
             self.namespace.topic(topic_for(event.type)), key=event.partition_key.encode(),
             value=encode(event, self.cipher), headers=[(TYPE_HEADER, event.type.encode())], on_delivery=self._delivered)
@@ -153,6 +158,8 @@ class TurnProducer:
     # -- delivery --------------------------------------------------------------------------
     def _delivered(self, err: KafkaError | None, msg: Message) -> None:
         if err is None:
+            if (trace := tracer()) is not None:
+                trace.hop(msg.key(), "sdk.acked")
             tp, offset = (msg.topic(), msg.partition()), msg.offset()
             with self._lock:
                 self.counters["sent"] += 1

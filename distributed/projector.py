@@ -14,7 +14,9 @@ table to hold. Commit order, per batch (at-least-once):
    seconds, insert the buffered events into ClickHouse (rows deduplicated by
    event id; on a background thread while the next batches go to Weaviate),
    and once that insert has finished, commit the offsets of the records it
-   covered. The gap matters: a poll of `--batch-within` seconds finds nothing
+   covered (at the loop's first turn after it: the loop never waits for
+   ClickHouse, so a Weaviate write is never held behind an insert). The gap
+   matters: a poll of `--batch-within` seconds finds nothing
    many times a second, and each chDB insert costs about as much CPU as a
    few hundred events' rows (26 ms a batch, measured: 1.15 CPU-s per 1,000
    turns in batches of 85 events, 0.16 in batches of 2,000).
@@ -52,6 +54,7 @@ from engram.schemas.codec import EventDecodeError, decode
 from .erasure import AnalyticsErasures, cipher_for
 from .kafka_retry import KafkaUnavailable, RetryPolicy, retrying
 from .topics import Namespace
+from .trace import tracer
 
 log = logging.getLogger("engram.distributed.projector")
 
@@ -261,6 +264,7 @@ class ProjectorLoop:
         """Steps 1 and 2: decode and project one batch (Weaviate flushed, analytics buffered)."""
         events: list[Event] = []
         offsets: Offsets = {}
+        traced = self._trace(messages, "consumed")
         for msg in messages:
             topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
             if msg.error() is not None or topic is None or partition is None or offset is None:
@@ -275,15 +279,34 @@ class ProjectorLoop:
                 self.current.apply(event, offset)
             events.append(event)
         self.store.flush()
+        self._trace_again(traced, "written")
         self._uncommitted.update(offsets)  # only after the flush: a retried batch is applied again in full
         self._events.extend(events)
         self.counters["events"] += len(events)
 
+    def _trace(self, messages: Sequence[Message], hop: str) -> dict[str, list[bytes]]:
+        """Trace hop lines (`engram.distributed.trace`) of the traced records, by catalogue topic."""
+        if (trace := tracer()) is None:
+            return {}
+        traced: dict[str, list[bytes]] = {}
+        for msg in messages:
+            key, topic = msg.key(), msg.topic()
+            if topic is not None and key is not None and trace.wants(key):
+                traced.setdefault(self.settings.namespace.catalogue_name(topic) or topic, []).append(key)
+        self._trace_again(traced, hop)
+        return traced
+
+    @staticmethod
+    def _trace_again(traced: dict[str, list[bytes]], hop: str) -> None:
+        if traced and (trace := tracer()) is not None:
+            for topic, keys in traced.items():
+                trace.hops(keys, f"projector.{hop}:{topic}")
+
     def _advance(self, consumer: Consumer, idle: bool, final: bool = False) -> None:
         """Step 3: commit what a finished ClickHouse insert covered; start the next insert when due."""
         if self._inflight is not None:
-            if not idle and not self._inflight[0].done():
-                return
+            if not final and not self._inflight[0].done():
+                return  # never wait for ClickHouse here: the next Weaviate batches go first
             self._finish_insert(consumer)
         due = insert_due(self.settings, since=time.monotonic() - self._last_analytics, events=len(self._events),
                          idle=idle, final=final)
@@ -298,7 +321,7 @@ class ProjectorLoop:
             self._commit(consumer, offsets)
             return
         self._inflight = (self._writer.submit(self.analytics.write, events), offsets)
-        if idle:  # caught up: finish now, for the lowest latency
+        if final:
             self._finish_insert(consumer)
 
     def _finish_insert(self, consumer: Consumer) -> None:

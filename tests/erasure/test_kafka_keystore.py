@@ -61,6 +61,27 @@ def test_two_processes_share_keys_and_a_destroy_by_one_reaches_the_other(kafka_b
         store.close()
 
 
+def test_a_following_process_has_a_new_owners_key_before_it_asks(kafka_bootstrap: str, prefix: str) -> None:
+    """The follower applies key records as they arrive: `known` (which never goes to the broker) finds a
+    key another process made, and `get` of an id nobody made answers None instead of waiting."""
+    import time
+
+    follower = KafkaKeyStore(kafka_bootstrap, prefix, kek=KEK, refresh=0.2)
+    writer = _store(kafka_bootstrap, prefix)
+    try:
+        assert follower.count() == 0  # first use: the follower starts
+        key_id, key = writer.current("acme/carol")
+        deadline = time.monotonic() + 30
+        while follower.known("acme/carol") is None:  # bounded wait on the condition, not a timing assertion
+            assert time.monotonic() < deadline, "the new key never reached the following process"
+            time.sleep(0.01)
+        assert follower.known("acme/carol") == (key_id, key)
+        assert follower.get("0" * 24) is None  # read to the end with the follower: unknown, remembered as gone
+    finally:
+        for store in (follower, writer):
+            store.close()
+
+
 def test_a_destroy_reaches_a_running_process_through_its_refresh(kafka_bootstrap: str, prefix: str) -> None:
     import time
 

@@ -1,0 +1,85 @@
+"""Per-hop breakdown of the freshness probes (`python -m bench.recall_freshness --trace`).
+
+The runtime writes a line per hop of each traced record (`engram.distributed.trace`: the SDK
+in the bench process, the stages and the projector in the worker's processes); the bench adds
+when `list_memories` first showed the memory and when recall first returned it. For each probe
+the first time of each hop after its `record_turn` call on the path a fact takes (turn -> extract
+-> candidate -> consolidate -> memory change -> projector -> Weaviate -> recall) is taken, and each
+hop's duration is the gap to the hop before it; the table gives p50 / p95 per hop over the probes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from bench.distributed_common import percentile
+from engram.distributed.trace import FILE_ENV, KEYS_ENV, read_hops
+
+PATH: tuple[tuple[str, str], ...] = (
+    ("sdk.record", "record_turn called"),
+    ("sdk.key", "owner's data key ready (SDK)"),
+    ("sdk.acked", "turn acknowledged by the broker"),
+    ("extract.took:engram.turns", "extract stage took it"),
+    ("extract.computed:engram.turns", "extract computed"),
+    ("extract.acked:engram.turns", "candidate acknowledged"),
+    ("consolidate.took:engram.candidates", "consolidate stage took it"),
+    ("consolidate.computed:engram.candidates", "consolidate computed"),
+    ("consolidate.acked:engram.candidates", "memory change acknowledged"),
+    ("projector.consumed:engram.memory-changes", "projector consumed it"),
+    ("projector.written:engram.memory-changes", "Weaviate write acknowledged"),
+    ("recall.stored", "list_memories shows it"),
+    ("recall.seen", "recall returns it"),
+)
+
+
+def enable(path: str, key_prefix: str) -> None:
+    """Trace keys under `key_prefix` into `path`, in this process and the workers it starts (environment)."""
+    os.environ[FILE_ENV] = path
+    os.environ[KEYS_ENV] = key_prefix
+
+
+def hop_times(path: str) -> dict[str, dict[str, list[float]]]:
+    """key -> hop -> every wall-clock time it was logged, in order."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for line in read_hops(path):
+        key, hop, at = str(line["k"]), str(line["h"]), float(line["t"])  # type: ignore[arg-type]
+        out.setdefault(key, {}).setdefault(hop, []).append(at)
+    for hops in out.values():
+        for times in hops.values():
+            times.sort()
+    return out
+
+
+def breakdown(path: str, probes: Sequence[tuple[str, float, float | None, float | None]]) -> list[dict[str, Any]]:
+    """Per hop of `PATH`: p50 / p95 ms since the hop before, over `probes`.
+
+    A known user's earlier turns pass the same hops, so each hop is the first one logged after the
+    probe's `record_turn` call. (Not "after the hop before": a consumer may read a record before its
+    producer's acknowledgement has reached the producer, so a gap can be slightly negative.)"""
+    traced = hop_times(path)
+    gaps: dict[str, list[float]] = {hop: [] for hop, _ in PATH[1:]}
+    totals: dict[str, list[float]] = {hop: [] for hop, _ in PATH[1:]}
+    for key, sent, stored, seen in probes:
+        hops = dict(traced.get(key, {}))
+        hops["recall.stored"] = [stored] if stored is not None else []
+        hops["recall.seen"] = [seen] if seen is not None else []
+        previous: float | None = sent
+        for hop, _ in PATH[1:]:
+            at = next((t for t in hops.get(hop, []) if t >= sent), None)
+            if at is None or previous is None:
+                previous = None
+                continue
+            gaps[hop].append(1000 * (at - previous))
+            totals[hop].append(1000 * (at - sent))
+            previous = at
+    return [{"hop": hop, "what": what, "n": len(gaps[hop]),
+             "p50_ms": _round(percentile(gaps[hop], 50)), "p95_ms": _round(percentile(gaps[hop], 95)),
+             "since_record_p50_ms": _round(percentile(totals[hop], 50)),
+             "since_record_p95_ms": _round(percentile(totals[hop], 95))}
+            for hop, what in PATH[1:]]
+
+
+def _round(value: float) -> float | None:
+    return round(value, 1) if value == value else None
