@@ -223,7 +223,8 @@ def _check_count(exp: dict[str, Any], active: list[MemoryRecord], messages: Sequ
 
 
 def _check_one(exp: dict[str, Any], active: list[MemoryRecord], messages: Sequence[str]) -> tuple[bool, str]:
-    found = [m for m in active if _holds(exp["one"], m)]
+    wanted = exp["terms"] if exp["one"] is True else exp["one"]  # `{"one": true, "terms": [...]}` too
+    found = [m for m in active if _holds(wanted, m)]
     return len(found) == 1, "; ".join(m.content for m in found) or "none found"
 
 
