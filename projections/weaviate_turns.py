@@ -25,12 +25,31 @@ def turn_search_text(store: WeaviateStore, tenant: str, user: str, turn: RecentT
     """The blind terms of the turn and of the turn it answers (as the embedded `TurnIndex` indexes it)."""
     key = (tenant, user, turn.session_id)
     last = store.last_turns.get(key)
-    if last is None or turn.position > last.position:
+    if last is not None and turn.position <= last.position:  # a turn applied again (replay, redelivery)
+        last = _previous_turn(store, tenant, user, turn)
+    else:
         store.last_turns[key] = turn
         store.last_turns.move_to_end(key)
         if len(store.last_turns) > REMEMBERED_SESSIONS:
             store.last_turns.popitem(last=False)
     return " ".join(store._blind(tenant, list(terms(searchable_turn(turn, answered_turn(last, turn))))))
+
+
+def _previous_turn(store: WeaviateStore, tenant: str, user: str, turn: RecentTurn) -> RecentTurn | None:
+    """The turn just before `turn` in its session, as stored (so a turn applied again is indexed as the first
+    time, not against the session's latest turn)."""
+    from .weaviate_store import _turn
+
+    store.flush()
+    flt = store._wvc.query.Filter
+    where = flt.all_of([store._where(tenant, user, session_id=turn.session_id),
+                        flt.by_property("position").less_than(turn.position)])
+    sort = store._wvc.query.Sort.by_property("position", ascending=False)
+    for o in store._query(TURNS, tenant, where, limit=1, sort=sort):
+        content = store.text.opened(TURNS, o, "content")
+        if content is not None:
+            return _turn(o.properties, content)
+    return None
 
 
 def search_turns(store: WeaviateStore, tenant: str, user: str, query: str, limit: int) -> list[TurnHit]:
