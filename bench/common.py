@@ -8,6 +8,7 @@ import platform
 import resource
 import statistics
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -77,3 +78,17 @@ def _fmt(value: Any) -> str:
 
 def _numeric(text: str) -> bool:
     return text.replace(",", "").replace(".", "", 1).lstrip("-").isdigit()
+
+
+def timed_ingest(runtime: Any, inputs: Sequence[Any], label: str) -> tuple[Any, float, int]:
+    """`runtime.ingest(inputs)` timed: (its report, seconds, turns that reached the processors). Warns on
+    stderr, naming `label`, when fewer turns reached the processors than were appended."""
+    before = int(runtime.counters.get("TurnRecorded", 0))
+    start = time.perf_counter()
+    report = runtime.ingest(inputs)
+    seconds = time.perf_counter() - start
+    processed = int(runtime.counters.get("TurnRecorded", 0)) - before
+    if processed != report.appended:
+        print(f"WARNING: {label}: only {processed} of {report.appended} turns reached the processors",
+              file=sys.stderr)
+    return report, seconds, processed

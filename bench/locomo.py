@@ -69,7 +69,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` and the repo impo
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.answer_metric import answer_found, context_size, fitting_text, rate  # noqa: E402
-from bench.common import emit, machine_info, median, peak_rss_mib, table  # noqa: E402
+from bench.common import emit, machine_info, median, peak_rss_mib, table, timed_ingest  # noqa: E402
 from bench.locomo_data import (  # noqa: E402,F401  (re-exported: the loaders were defined here)
     CATEGORIES, TURN_SPACING, Conversation, LocomoTurn, Question, load_conversation, load_folder,
     normalise_evidence, parse_session_time,
@@ -174,14 +174,7 @@ def ingest_conversation(runtime: Any, conv: Conversation) -> dict[str, Any]:
                   role="user", content=t.content, ts=t.ts, metadata={"speaker": t.speaker})
         for t in conv.turns
     ]
-    handled_before = int(runtime.counters.get("TurnRecorded", 0))
-    start = time.perf_counter()
-    report = runtime.ingest(inputs)
-    seconds = time.perf_counter() - start
-    processed = int(runtime.counters.get("TurnRecorded", 0)) - handled_before
-    if processed != report.appended:
-        print(f"WARNING: conversation {conv.name}: only {processed} of {report.appended} turns reached the "
-              "processors", file=sys.stderr)
+    report, seconds, processed = timed_ingest(runtime, inputs, f"conversation {conv.name}")
     memories = runtime.store.list_memories(TENANT, conv.user)
     provenance = {m for r in memories if len(set(r.source_message_ids)) <= MAX_EVIDENCE_SPAN
                   for m in r.source_message_ids}

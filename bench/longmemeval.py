@@ -54,7 +54,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` and the repo impo
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.answer_metric import answer_found, context_size, fitting_text, rate  # noqa: E402
-from bench.common import emit, machine_info, median, peak_rss_mib, table  # noqa: E402
+from bench.common import emit, machine_info, median, peak_rss_mib, table, timed_ingest  # noqa: E402
 from bench.lme_data import LmeQuestion, default_data_path, load_questions  # noqa: E402
 from bench.recall_items import RankedItem, engram_context, ranked_items  # noqa: E402
 
@@ -127,14 +127,7 @@ def ingest(runtime: Any, q: LmeQuestion) -> dict[str, Any]:
 
     inputs = [TurnInput(tenant=q.tenant, user=USER, agent=AGENT, session=t.session, message_id=t.message_id,
                         role=t.role, content=t.content, ts=t.ts) for t in q.turns]
-    before = int(runtime.counters.get("TurnRecorded", 0))
-    start = time.perf_counter()
-    report = runtime.ingest(inputs)
-    seconds = time.perf_counter() - start
-    processed = int(runtime.counters.get("TurnRecorded", 0)) - before
-    if processed != report.appended:
-        print(f"WARNING: {q.question_id}: only {processed} of {report.appended} turns reached the processors",
-              file=sys.stderr)
+    _, seconds, processed = timed_ingest(runtime, inputs, q.question_id)
     return {"turns": len(inputs), "skipped_invisible": q.skipped_invisible, "cut_long": q.cut_long,
             "processed_turns": processed, "ingest_seconds": round(seconds, 3),
             "turns_per_s": round(len(inputs) / seconds, 1) if seconds else None,
