@@ -2,9 +2,10 @@
 
 Each reading thread has its own SQLite connection to the data file (WAL mode: a reader sees the
 last committed transaction and neither blocks nor is blocked by the writer). Search indexes,
-cards, summaries, recent windows and the known-user/session checks are cached in `Published`
+cards, summaries, recent windows, turn indexes and the known-user/session checks are cached in `Published`
 under generation stamps the writer moves around each commit (projections/snapshots.py); a user's
-search index is replaced copy-on-write by the writer, so a recall keeps a consistent index even
+search index is replaced copy-on-write by the writer, and its turn index only grows (readers search a
+frozen prefix of it), so a recall keeps a consistent index even
 while the user is being written. The SQL is the writer store's own (`EmbeddedStore`), run on the
 reader's connection, so a read gives what the same read on the writer would after its commit.
 """
@@ -26,7 +27,7 @@ from .embedded_store import EmbeddedStore
 from .hybrid_index import UserIndex
 from .ports import RecentTurn
 from .snapshots import Published
-from .turn_index import TurnIndex
+from .turn_index import TurnView
 
 
 class EmbeddedReader(EmbeddedStore):
@@ -74,8 +75,10 @@ class EmbeddedReader(EmbeddedStore):
             index.put(MemoryRecord.model_validate_json(payload), np.frombuffer(blob, dtype=np.float32), context)
         return index
 
-    def _turn_index(self, tenant: str, user: str) -> TurnIndex:
-        return self.published.cached("turns", (tenant, user), lambda: self._build_turn_index(tenant, user))
+    def _turn_view(self, tenant: str, user: str) -> TurnView:
+        """Built from the rows on first use; then the writer appends each commit's turns to it and publishes
+        a new view (projections/snapshots.py): a commit costs its own turns, not the user's whole history."""
+        return self.published.cached("turns", (tenant, user), lambda: self._build_turn_index(tenant, user).view())
 
     def list_memories(self, tenant: str, user: str, statuses: tuple[str, ...] = ("active",)) -> list[MemoryRecord]:
         return list(self.published.cached("memories", (tenant, user, *statuses),

@@ -16,8 +16,8 @@ from engram.schemas.memory import GlobalCard, MemoryRecord
 
 from .hybrid_index import UserIndex
 from .snapshots import StoreChanges
-from .ports import RecentTurn, SearchHit, TurnHit, canonical_hash, check_owner
-from .turn_index import TurnIndex
+from .ports import RecentTurn, SearchHit, TurnEmbedder, TurnHit, canonical_hash, check_owner
+from .turn_index import TurnIndex, TurnView
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS proj_memories (
@@ -60,14 +60,18 @@ class EmbeddedStore:
         self._recent: dict[tuple[str, str, str], tuple[int, list[RecentTurn]]] = {}
         # newest buffered version of each memory (record, vector bytes, context); rows are built at flush
         self._pending_memories: dict[tuple[str, str, str], tuple[MemoryRecord, bytes, str]] = {}
-        self._pending_turns: list[tuple[object, ...]] = []
+        self._pending_turns: list[tuple[str, str, RecentTurn]] = []
+        self._embed_turns: TurnEmbedder | None = None
         self._pending_users: list[tuple[str, str]] = []
         self.changes = StoreChanges()
         db.executescript(SCHEMA)
         if "context" not in {row[1] for row in db.execute("PRAGMA table_info(proj_memories)")}:
             db.execute("ALTER TABLE proj_memories ADD COLUMN context TEXT NOT NULL DEFAULT ''")  # older files
-        if "evidence" not in {row[1] for row in db.execute("PRAGMA table_info(proj_turns)")}:
+        turn_columns = {row[1] for row in db.execute("PRAGMA table_info(proj_turns)")}
+        if "evidence" not in turn_columns:
             db.execute("ALTER TABLE proj_turns ADD COLUMN evidence INTEGER NOT NULL DEFAULT 1")
+        if "vector" not in turn_columns:  # older files: their turns are found by keywords only
+            db.execute("ALTER TABLE proj_turns ADD COLUMN vector BLOB")
 
     # -- memories -----------------------------------------------------------
     def upsert_memory(self, tenant: str, user: str, record: MemoryRecord, vector: np.ndarray,
@@ -103,14 +107,30 @@ class EmbeddedStore:
             )
             self._pending_memories.clear()
         if self._pending_turns:
-            self._db.executemany("INSERT OR IGNORE INTO proj_turns (tenant, user, session, message_id, position, role, "
-                                 "content, occurred_at) VALUES (?,?,?,?,?,?,?,?)", self._pending_turns)
-            self._db.executemany("INSERT OR IGNORE INTO proj_sessions VALUES (?,?,?)",
-                                 sorted({row[:3] for row in self._pending_turns}))
-            self._pending_turns.clear()
+            self._flush_turns()
         if self._pending_users:
             self._db.executemany("INSERT OR IGNORE INTO proj_users VALUES (?,?)", self._pending_users)
             self._pending_users.clear()
+
+    def _flush_turns(self) -> None:
+        """The buffered turns with their vectors (one embedder call for all of them), into the rows, the
+        loaded turn indexes and the changes the readers' indexes take on at commit."""
+        pending, self._pending_turns = self._pending_turns, []
+        vectors: list[np.ndarray | None] = [None] * len(pending)
+        if self._embed_turns is not None:
+            vectors = list(np.asarray(self._embed_turns([turn.content for _, _, turn in pending]), dtype=np.float32))
+        self._db.executemany(
+            "INSERT OR IGNORE INTO proj_turns (tenant, user, session, message_id, position, role, content, "
+            "occurred_at, vector) VALUES (?,?,?,?,?,?,?,?,?)",
+            [(tenant, user, t.session_id, t.message_id, t.position, t.role, t.content, t.occurred_at.isoformat(),
+              vector.tobytes() if vector is not None else None) for (tenant, user, t), vector in zip(pending, vectors)])
+        self._db.executemany("INSERT OR IGNORE INTO proj_sessions VALUES (?,?,?)",
+                             sorted({(tenant, user, t.session_id) for tenant, user, t in pending}))
+        for (tenant, user, turn), vector in zip(pending, vectors):
+            index = self._turn_indexes.get((tenant, user))
+            if index is not None:
+                index.put(turn, vector)
+            self.changes.put_turn(tenant, user, turn, vector)
 
     def delete_memory(self, tenant: str, user: str, memory_id: str) -> bool:
         self.flush()
@@ -231,13 +251,13 @@ class EmbeddedStore:
             cards = self._cards[(tenant, user)] = [GlobalCard.model_validate_json(r[0]) for r in rows]
         return list(cards)
 
+    def embed_turns_with(self, embed: TurnEmbedder) -> None:
+        self._embed_turns = embed
+
     def add_turn(self, tenant: str, user: str, turn: RecentTurn) -> None:
-        self._pending_turns.append((tenant, user, turn.session_id, turn.message_id, turn.position, turn.role,
-                                    turn.content, turn.occurred_at.isoformat()))
+        """Buffered like memories (every read flushes first); indexed at `flush`, with its vector."""
+        self._pending_turns.append((tenant, user, turn))
         self._recent.pop((tenant, user, turn.session_id), None)
-        turn_index = self._turn_indexes.get((tenant, user))
-        if turn_index is not None:
-            turn_index.put(turn)
         self._known_sessions.add((tenant, user, turn.session_id))
         self.changes.touch(tenant, user)
         self._touch_user(tenant, user)
@@ -276,29 +296,34 @@ class EmbeddedStore:
                 out.append(RecentTurn(session, m, role, c, datetime.fromisoformat(t), p))
         return out
 
-    def search_turns(self, tenant: str, user: str, query: str, limit: int) -> list[TurnHit]:
-        return self._turn_index(tenant, user).search(query, limit)
+    def search_turns(self, tenant: str, user: str, query: str, limit: int,
+                     vector: np.ndarray | None = None) -> list[TurnHit]:
+        return self._turn_view(tenant, user).search(query, vector, limit)
 
     def source_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> list[RecentTurn]:
         """The recorded turns of those (session, message id) keys that exist, in the order asked."""
-        index = self._turn_index(tenant, user)
-        found = (index.turns.get(f"{session}\x1f{message_id}") for session, message_id in keys)
+        view = self._turn_view(tenant, user)
+        found = (view.turn(session, message_id) for session, message_id in keys)
         return [turn for turn in found if turn is not None]
 
-    def _turn_index(self, tenant: str, user: str) -> TurnIndex:
+    def _turn_view(self, tenant: str, user: str) -> TurnView:
+        self.flush()
         index = self._turn_indexes.get((tenant, user))
         if index is None:
-            self.flush()
             index = self._turn_indexes[(tenant, user)] = self._build_turn_index(tenant, user)
-        return index
+        return index.view()
 
     def _build_turn_index(self, tenant: str, user: str) -> TurnIndex:
-        index = TurnIndex()
+        """Every turn of the user in log order, the withdrawn ones as tombstones (a turn answering one is
+        not found by its words, and one applied again stays withdrawn)."""
+        index = TurnIndex(self._dimensions)
         rows = self._db.execute(
-            "SELECT session, message_id, position, role, content, occurred_at FROM proj_turns "
-            "WHERE tenant=? AND user=? AND evidence=1 ORDER BY position", (tenant, user)).fetchall()
-        for session, m, p, role, c, t in rows:
-            index.put(RecentTurn(session, m, role, c, datetime.fromisoformat(t), p))
+            "SELECT session, message_id, position, role, content, occurred_at, vector, evidence FROM proj_turns "
+            "WHERE tenant=? AND user=? ORDER BY position", (tenant, user)).fetchall()
+        size = 4 * self._dimensions
+        for session, m, p, role, c, t, blob, evidence in rows:
+            vector = np.frombuffer(blob, dtype=np.float32) if blob is not None and len(blob) == size else None
+            index.put(RecentTurn(session, m, role, c, datetime.fromisoformat(t), p), vector, withdrawn=not evidence)
         return index
 
     def withdraw_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> int:
@@ -306,8 +331,10 @@ class EmbeddedStore:
         found = sum(self._db.execute("UPDATE proj_turns SET evidence=0 WHERE tenant=? AND user=? AND session=? AND "
                                      "message_id=?", (tenant, user, session, message_id)).rowcount
                     for session, message_id in keys)
-        self._turn_indexes.pop((tenant, user), None)
-        self.changes.touch(tenant, user)
+        index = self._turn_indexes.get((tenant, user))
+        if index is not None:
+            index.withdraw(keys)
+        self.changes.withdraw_turns(tenant, user, keys)
         return found
 
     def forget_context(self, tenant: str, user: str) -> int:
@@ -317,7 +344,7 @@ class EmbeddedStore:
         for table in ("proj_summaries", "proj_turns"):
             deleted += self._db.execute(f"DELETE FROM {table} WHERE tenant=? AND user=?", (tenant, user)).rowcount
         self._drop_user_caches(tenant, user)
-        self.changes.touch(tenant, user)
+        self.changes.reset_turns(tenant, user)
         return deleted
 
     # -- housekeeping -----------------------------------------------------------

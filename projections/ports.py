@@ -7,7 +7,7 @@ for anything across tenants or users.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -45,10 +45,16 @@ class RecentTurn:
 
 @dataclass(frozen=True)
 class TurnHit:
-    """A recorded turn found by a search, with its keyword score (scaled to the best hit)."""
+    """A recorded turn found by a search, with its keyword score (scaled to the best hit) and the cosine of
+    its vector with the query's (0 when the vector channel did not find it)."""
 
     turn: RecentTurn
     keyword_score: float
+    vector_score: float = 0.0
+
+
+TurnEmbedder = Callable[[list[str]], np.ndarray]
+"""Embeds a batch of turn texts (one row per text)."""
 
 
 class MemoryStore(Protocol):
@@ -95,7 +101,14 @@ class MemoryStore(Protocol):
 
     def list_cards(self, tenant: str, user: str) -> list[GlobalCard]: ...
 
-    def add_turn(self, tenant: str, user: str, turn: RecentTurn) -> None: ...
+    def add_turn(self, tenant: str, user: str, turn: RecentTurn) -> None:
+        """Buffered; at `flush` the buffered turns are embedded together (`embed_turns_with`). A turn applied
+        again (replay, redelivery) is the same turn: a withdrawn one stays withdrawn."""
+        ...
+
+    def embed_turns_with(self, embed: TurnEmbedder) -> None:
+        """Turns get vectors from `embed`, one call per flush; without it they are found by keywords only."""
+        ...
 
     def recent_turns(self, tenant: str, user: str, session: str, limit: int) -> list[RecentTurn]: ...
 
@@ -104,9 +117,11 @@ class MemoryStore(Protocol):
         exist, in order; none when the turn is unknown (or forgotten)."""
         ...
 
-    def search_turns(self, tenant: str, user: str, query: str, limit: int) -> list[TurnHit]:
-        """The user's recorded turns (user and assistant, redacted) best matching `query` by keywords (BM25
-        on Engram's terms, scaled to the best hit), best first; forgotten with the user's recent turns."""
+    def search_turns(self, tenant: str, user: str, query: str, limit: int,
+                     vector: np.ndarray | None = None) -> list[TurnHit]:
+        """The user's recorded turns (user and assistant, redacted) best matching `query`: the best `limit` by
+        keywords (BM25 on Engram's terms, scaled to the best hit) and, given the query's `vector`, the best
+        `limit` by cosine, best first by the sum of both scores; forgotten with the user's recent turns."""
         ...
 
     def source_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> list[RecentTurn]:

@@ -54,6 +54,7 @@ class CurrentMemoryProjector:
         self._answers: OrderedDict[tuple[str, str, str], str] = OrderedDict()
         self._said: OrderedDict[tuple[str, str, str], str] = OrderedDict()
         self._corrected: OrderedDict[tuple[str, str, str], None] = OrderedDict()
+        store.embed_turns_with(embedder.embed)  # every turn is evidence: found by what it means, not only its words
 
     def apply(self, event: Event, position: int) -> None:
         """Project one event; `position` is its place in the log (orders recent turns)."""

@@ -40,10 +40,10 @@ from engram.schemas.memory import GlobalCard, MemoryRecord
 from .hybrid_index import searchable_text
 from .weaviate_batch import Item, insert as insert_batch
 from .weaviate_sealing import SealedText
-from .ports import RecentTurn, SearchHit, TurnHit, canonical_hash, check_owner, profile_order
+from .ports import RecentTurn, SearchHit, TurnEmbedder, TurnHit, canonical_hash, check_owner, profile_order
 from .weaviate_schema import CARDS, COLLECTIONS, MEMORIES, SESSIONS, SUMMARIES, TURNS, USERS, collection_prefix, \
     add_turn_search_text, collection_specs, object_id, tenant_name
-from .weaviate_turns import search_turns, source_turns, turn_search_text, withdraw_turns
+from .weaviate_turns import QueuedTurn, queue_turn, search_turns, source_turns, turn_items, withdraw_turns
 
 log = logging.getLogger("engram.weaviate")
 _MARKERS = frozenset({USERS, SESSIONS})
@@ -87,6 +87,9 @@ class WeaviateStore:
         self._embedding_model = embedding_model
         self._memories: dict[str, tuple[str, str, MemoryRecord, np.ndarray, str]] = {}
         self._other: dict[tuple[str, str], tuple[str, str, dict[str, Any], None, int]] = {}
+        self._turns: dict[str, QueuedTurn] = {}
+        """Turns queued by uuid: written at flush unless Weaviate holds them already (`weaviate_turns`)."""
+        self.embed_turns: TurnEmbedder | None = None
         self._markers_written: set[str] = set()
         self._handles: dict[tuple[str, str], Any] = {}
         self.last_turns: OrderedDict[tuple[str, str, str], RecentTurn] = OrderedDict()
@@ -254,12 +257,14 @@ class WeaviateStore:
         cards = [GlobalCard.model_validate_json(p) for p in payloads if p is not None]
         return sorted(cards, key=lambda c: c.card_id)
 
+    def embed_turns_with(self, embed: TurnEmbedder) -> None:
+        self.embed_turns = embed
+
     def add_turn(self, tenant: str, user: str, turn: RecentTurn) -> None:
-        props = {"tenant_id": tenant, "user_id": user, "session_id": turn.session_id, "message_id": turn.message_id,
-                 "role": turn.role, "position": turn.position, "occurred_at": turn.occurred_at,
-                 "content": turn.content, "search_text": turn_search_text(self, tenant, user, turn)}
+        """Queued; at `flush` the turns Weaviate does not hold yet are embedded in one call and written."""
         uid = object_id("turn", tenant, user, turn.session_id, turn.message_id)
-        self._queue(TURNS, tenant, user, uid, self.text.sealed(TURNS, uid, tenant, user, props, "content"), 0)
+        if uid not in self._turns:
+            self._turns[uid] = queue_turn(self, tenant, user, turn)
         self._queue(SESSIONS, tenant, user, object_id("session", tenant, user, turn.session_id),
                     {"tenant_id": tenant, "user_id": user, "session_id": turn.session_id}, 0)
         self._touch_user(tenant, user)
@@ -289,8 +294,9 @@ class WeaviateStore:
                     out.append(_turn(o.properties, content))
         return out
 
-    def search_turns(self, tenant: str, user: str, query: str, limit: int) -> list[TurnHit]:
-        return search_turns(self, tenant, user, query, limit)
+    def search_turns(self, tenant: str, user: str, query: str, limit: int,
+                     vector: np.ndarray | None = None) -> list[TurnHit]:
+        return search_turns(self, tenant, user, query, limit, vector)
 
     def source_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> list[RecentTurn]:
         return source_turns(self, tenant, user, keys)
@@ -353,14 +359,17 @@ class WeaviateStore:
         queued = self._other.get((collection, uid))
         if queued is None or queued[4] <= version:
             self._other[(collection, uid)] = (tenant, user, props, None, version)
-        if len(self._other) + len(self._memories) >= MAX_BUFFERED:
+        if len(self._other) + len(self._memories) + len(self._turns) >= MAX_BUFFERED:
             self.flush()
 
     def flush(self) -> None:
         """Write buffered objects, newest version only, every collection and tenant in one gRPC batch."""
-        if not self._memories and not self._other:
+        if not self._memories and not self._other and not self._turns:
             return
         rows: dict[tuple[str, str], list[Item]] = {}
+        turns, self._turns = self._turns, {}
+        for tenant, items in turn_items(self, turns).items():
+            rows.setdefault((TURNS, tenant), []).extend(items)
         for uid, (tenant, user, record, vector, context) in self._memories.items():
             rows.setdefault((MEMORIES, tenant), []).append(
                 (uid, self.text.sealed(MEMORIES, uid, tenant, user, self._memory_props(tenant, user, record, context),
@@ -449,6 +458,7 @@ class WeaviateStore:
     def forget_cache(self) -> None:
         self._memories.clear()
         self._other.clear()
+        self._turns.clear()
         self._markers_written.clear()
         self.last_turns.clear()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -24,7 +25,7 @@ class CommittedStore:
     transaction (announced to the snapshots), each read on the reader's own connection and snapshots."""
 
     WRITES = frozenset({"upsert_memory", "delete_memory", "upsert_summary", "upsert_card", "add_turn",
-                        "forget_context", "clear"})
+                        "forget_context", "clear", "withdraw_turns", "forget_cache", "embed_turns_with"})
 
     def __init__(self, path: Path) -> None:
         from engram.projections.embedded_reader import EmbeddedReader
@@ -63,9 +64,11 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStor
         endpoint = request.getfixturevalue("weaviate_endpoint")
         # sealed: the user text under per-owner keys, as the distributed runtime with encryption on stores it
         cipher = FieldCipher(MemoryKeyStore()) if request.param == "weaviate-sealed" else None
-        weaviate_store = WeaviateStore(endpoint.connect(), EMBED.model_id, cipher=cipher)
+        # collections of this test process only: another process's tests on the same Weaviate cannot clear them
+        weaviate_store = WeaviateStore(endpoint.connect(), EMBED.model_id, f"contract{os.getpid()}", cipher=cipher)
         weaviate_store.clear()
         yield weaviate_store
+        weaviate_store.drop()
         weaviate_store.close()
         return
     if request.param == "embedded-reader":
@@ -243,3 +246,37 @@ def test_turns_are_searchable_by_keywords_per_user_and_forgotten_with_the_contex
     store.forget_context("t", "u")
     assert store.search_turns("t", "u", "greyhound", 5) == [] and store.source_turns("t", "u", [("s1", "m0")]) == []
     assert [h.turn.message_id for h in store.search_turns("t", "other", "greyhound", 5)] == ["x"]
+
+
+def _restarted(store: MemoryStore) -> None:
+    """What a restarted projector's store keeps in memory: nothing (buffers, indexes, the sessions' last turns)."""
+    store.forget_cache()  # type: ignore[attr-defined]
+
+
+def test_a_withdrawn_turn_is_not_found_again_after_replay_or_redelivery(store: MemoryStore) -> None:
+    said = [("user", "I adopted a greyhound called Biscuit"), ("assistant", "What a lovely name for a dog"),
+            ("user", "Which tram goes to Belem?")]
+    turns = [RecentTurn("s1", f"m{i}", role, text, T0 + timedelta(minutes=i), i)  # type: ignore[arg-type]
+             for i, (role, text) in enumerate(said)]
+    for turn in turns:
+        store.add_turn("t", "u", turn)
+    assert [h.turn.message_id for h in store.search_turns("t", "u", "greyhound Biscuit", 5)] == ["m0", "m1"]
+    store.withdraw_turns("t", "u", [("s1", "m0")])
+    # the reply is found by the words of the turn it answers: not by a withdrawn turn's words
+    assert store.search_turns("t", "u", "greyhound Biscuit", 5) == []
+    assert [h.turn.message_id for h in store.search_turns("t", "u", "lovely", 5)] == ["m1", "m2"]
+    for cold in (False, True):  # redelivery to the running projector, then replay after a restart
+        if cold:
+            _restarted(store)
+        for turn in turns:
+            store.add_turn("t", "u", turn)
+        store.flush()
+        assert store.search_turns("t", "u", "greyhound Biscuit", 5) == [], f"restarted={cold}"
+        assert store.source_turns("t", "u", [("s1", "m0")]) == []
+        assert [h.turn.message_id for h in store.search_turns("t", "u", "lovely", 5)] == ["m1", "m2"]
+    # the session's latest turn withdrawn: the turn that answers it, recorded later, is not found by its words
+    store.withdraw_turns("t", "u", [("s1", "m2")])
+    store.add_turn("t", "u", RecentTurn("s1", "m3", "assistant", "The 15E from the square", T0, 3))
+    assert store.search_turns("t", "u", "tram Belem", 5) == []
+    assert [h.turn.message_id for h in store.search_turns("t", "u", "square", 5)] == ["m3"]
+    assert [t.message_id for t in store.recent_turns("t", "u", "s1", 5)] == ["m0", "m1", "m2", "m3"]
