@@ -66,7 +66,7 @@ import numpy as np  # noqa: E402
 
 from bench.common import emit, machine_info, peak_rss_mib  # noqa: E402
 from bench.recall_latency_data import (  # noqa: E402
-    AGENT, NOW, SESSION, generate_context, generate_memories, generate_queries, group_tenant, user_id,
+    AGENT, NOW, SESSION, generate_context, generate_history, generate_memories, generate_queries, group_tenant, user_id,
 )
 from bench.recall_latency_report import (  # noqa: E402
     TARGET_SIZE, Group, Series, load_average, percentiles, print_table, result_records,
@@ -113,6 +113,9 @@ class EngramTarget(Target):
         self.store = store
         self.db = db
         self.service = RecallService(store, embedder, config)
+        self.turns_per_memory = 0
+        """Past turns loaded per memory (`--turns-per-memory`): the turn index recall searches as evidence."""
+        store.embed_turns_with(embedder.embed)
 
     def begin_load(self) -> None:
         if self.db is not None:
@@ -138,6 +141,8 @@ class EngramTarget(Target):
         for card in ctx.cards:
             self.store.upsert_card(tenant, user, card)
         self.store.upsert_summary(tenant, user, ctx.summary)
+        for turn in generate_history(records, user, self.turns_per_memory):
+            self.store.add_turn(tenant, user, turn)
         for turn in ctx.turns:
             self.store.add_turn(tenant, user, turn)
 
@@ -354,6 +359,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-weaviate-data", action="store_true", help="leave the bench tenants in Weaviate")
     parser.add_argument("--workdir", default=None, help="where SQLite / mem0 files go (default: a temp dir on tmpfs)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--turns-per-memory", type=int, default=0,
+                        help="past conversation turns loaded per memory (recall searches them as evidence)")
     parser.add_argument("--embedder", choices=("hashing", "use"), default="hashing",
                         help="Engram's embedder (the question is embedded inside the timed span)")
     parser.add_argument("--profile", nargs="?", const="", default=None, metavar="PATH",
@@ -398,6 +405,9 @@ def main(argv: list[str] | None = None) -> int:
             weaviate_store = WeaviateStore.connect(args.weaviate_url, args.weaviate_grpc_port, embedder.model_id)
             _drop_weaviate_tenants(weaviate_store, [g.tenant for g in groups])
             targets.append(EngramTarget("weaviate", weaviate_store, embedder, config))
+    for target in targets:
+        if isinstance(target, EngramTarget):
+            target.turns_per_memory = args.turns_per_memory
     if not args.no_mem0:
         try:
             from bench.recall_latency_mem0 import Mem0Peer, configure_offline

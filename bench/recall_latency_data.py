@@ -320,3 +320,21 @@ def generate_queries(seed: int, tenant: str, users: list[str], count: int) -> li
 
 def iter_users(count: int) -> Iterator[str]:
     return (user_id(i) for i in range(count))
+
+
+def generate_history(records: list[MemoryRecord], user: str, turns_per_memory: int) -> list[RecentTurn]:
+    """Past conversation behind the memories: `turns_per_memory` turns per memory, alternating the user
+    (saying the memory in the first person) and the assistant (replying about it), 20 memories a session,
+    all before the current session. Recall searches them as evidence beside the memories."""
+    turns: list[RecentTurn] = []
+    start = NOW - timedelta(days=400)
+    for k, record in enumerate(records):
+        said = record.content.replace("User's", "My").replace("User", "I").replace("用户", "我")
+        for j in range(turns_per_memory):
+            n = k * turns_per_memory + j
+            role = "user" if j % 2 == 0 else "assistant"
+            content = said if j == 0 else (f"About that: {said}. Shall I keep it in mind for next time?"
+                                           if role == "assistant" else f"Yes, and more on this later ({j}).")
+            turns.append(RecentTurn(f"history-{k // 20}", f"{user}-h{n:06d}", role, content,  # type: ignore[arg-type]
+                                    start + timedelta(minutes=n), n))
+    return turns

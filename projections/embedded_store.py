@@ -7,6 +7,7 @@ commits in the same transaction as the log cursor that produced it.
 from __future__ import annotations
 
 import sqlite3
+from collections import OrderedDict
 from datetime import datetime
 
 import numpy as np
@@ -42,6 +43,9 @@ CREATE TABLE IF NOT EXISTS proj_sessions (tenant TEXT NOT NULL, user TEXT NOT NU
 INSERT OR IGNORE INTO proj_sessions SELECT DISTINCT tenant, user, session FROM proj_turns
   WHERE NOT EXISTS (SELECT 1 FROM proj_sessions);
 """
+KEPT_TURN_INDEXES = 10_000
+"""Users whose turn index the writer keeps in memory (the least recently written goes first; it is read
+again from SQLite when needed)."""
 TABLES = ("proj_memories", "proj_summaries", "proj_cards", "proj_turns", "proj_users", "proj_sessions")
 
 
@@ -52,7 +56,7 @@ class EmbeddedStore:
         self._db = db
         self._dimensions = dimensions
         self._indexes: dict[tuple[str, str], UserIndex] = {}
-        self._turn_indexes: dict[tuple[str, str], TurnIndex] = {}
+        self._turn_indexes: OrderedDict[tuple[str, str], TurnIndex] = OrderedDict()
         self._known_users: set[tuple[str, str]] = set()
         self._known_sessions: set[tuple[str, str, str]] = set()
         self._cards: dict[tuple[str, str], list[GlobalCard]] = {}
@@ -127,10 +131,21 @@ class EmbeddedStore:
         self._db.executemany("INSERT OR IGNORE INTO proj_sessions VALUES (?,?,?)",
                              sorted({(tenant, user, t.session_id) for tenant, user, t in pending}))
         for (tenant, user, turn), vector in zip(pending, vectors):
-            index = self._turn_indexes.get((tenant, user))
-            if index is not None:
-                index.put(turn, vector)
-            self.changes.put_turn(tenant, user, turn, vector)
+            index = self._writable_turn_index(tenant, user)
+            index.put(turn, vector)
+            self.changes.turns_changed(tenant, user, index)
+
+    def _writable_turn_index(self, tenant: str, user: str) -> TurnIndex:
+        """The user's turn index, kept up to date by every write (read from the rows when not in memory), so
+        that readers get it at commit instead of building it again."""
+        key = (tenant, user)
+        index = self._turn_indexes.get(key)
+        if index is None:
+            index = self._turn_indexes[key] = self._build_turn_index(tenant, user)
+            if len(self._turn_indexes) > KEPT_TURN_INDEXES:
+                self._turn_indexes.popitem(last=False)
+        self._turn_indexes.move_to_end(key)
+        return index
 
     def delete_memory(self, tenant: str, user: str, memory_id: str) -> bool:
         self.flush()
@@ -331,10 +346,9 @@ class EmbeddedStore:
         found = sum(self._db.execute("UPDATE proj_turns SET evidence=0 WHERE tenant=? AND user=? AND session=? AND "
                                      "message_id=?", (tenant, user, session, message_id)).rowcount
                     for session, message_id in keys)
-        index = self._turn_indexes.get((tenant, user))
-        if index is not None:
-            index.withdraw(keys)
-        self.changes.withdraw_turns(tenant, user, keys)
+        index = self._writable_turn_index(tenant, user)
+        index.withdraw(keys)
+        self.changes.turns_changed(tenant, user, index)
         return found
 
     def forget_context(self, tenant: str, user: str) -> int:

@@ -12,8 +12,9 @@ Commit protocol (the writer calls both, around its COMMIT):
 - `after_commit(users, changes)` applies the changes to a *copy* of each base (copy-on-write;
   readers keep using the old object undisturbed) and installs the copies under a new generation,
   bumped again, so anything a reader built while the commit was in flight is stale too. A turn
-  index is not copied: it only grows (`TurnIndex`), so the commit's turns are appended to it in
-  place and a new `TurnView` (a frozen prefix) is installed; readers keep searching their old view.
+  index is not copied: it only grows (`TurnIndex`), so the writer's own index of each user whose
+  turns changed is published as a new `TurnView` (its rows so far, frozen: the writer appends past
+  them), and a user whose turns did not change keeps the view it had; readers keep their old view.
 
 A reader builds a missing or stale entry from its own SQLite connection (WAL: it sees the last
 committed transaction, never an open one), stamped with the generation it read *before* its query,
@@ -33,7 +34,6 @@ import numpy as np
 from engram.schemas.memory import MemoryRecord
 
 from .hybrid_index import UserIndex
-from .ports import RecentTurn
 from .turn_index import TurnIndex, TurnView
 
 UserKey = tuple[str, str]
@@ -43,8 +43,6 @@ MAX_ENTRIES = 50_000
 """Cached reads kept at most (then all are dropped and rebuilt on use)."""
 IndexChange = tuple[MemoryRecord, np.ndarray, str] | str
 """A version put into the index (record, vector, context) or the id of a memory removed for good."""
-TurnChange = tuple[RecentTurn, np.ndarray | None] | list[tuple[str, str]]
-"""A turn recorded (with its vector) or the (session, message id) keys of turns withdrawn."""
 
 
 @dataclass
@@ -53,9 +51,10 @@ class StoreChanges:
 
     users: set[UserKey] = field(default_factory=set)
     index: dict[UserKey, list[IndexChange]] = field(default_factory=dict)
-    turns: dict[UserKey, list[TurnChange]] = field(default_factory=dict)
+    turns: dict[UserKey, TurnIndex] = field(default_factory=dict)
+    """The writer's turn index of each user whose turns changed (readers get a view of it at commit)."""
     turns_reset: set[UserKey] = field(default_factory=set)
-    """Users whose turns were deleted (their readers' turn indexes are rebuilt, not appended to)."""
+    """Users whose turns were deleted (their readers' turn indexes are built again from the rows)."""
     everything: bool = False
 
     def touch(self, tenant: str, user: str) -> None:
@@ -69,16 +68,14 @@ class StoreChanges:
         self.users.add((tenant, user))
         self.index.setdefault((tenant, user), []).append(memory_id)
 
-    def put_turn(self, tenant: str, user: str, turn: RecentTurn, vector: np.ndarray | None) -> None:
+    def turns_changed(self, tenant: str, user: str, index: TurnIndex) -> None:
         self.users.add((tenant, user))
-        self.turns.setdefault((tenant, user), []).append((turn, vector))
-
-    def withdraw_turns(self, tenant: str, user: str, keys: list[tuple[str, str]]) -> None:
-        self.users.add((tenant, user))
-        self.turns.setdefault((tenant, user), []).append(list(keys))
+        self.turns[(tenant, user)] = index
+        self.turns_reset.discard((tenant, user))
 
     def reset_turns(self, tenant: str, user: str) -> None:
         self.users.add((tenant, user))
+        self.turns.pop((tenant, user), None)
         self.turns_reset.add((tenant, user))
 
     def take(self) -> StoreChanges:
@@ -105,16 +102,6 @@ def apply_changes(index: UserIndex, changes: Iterable[IndexChange]) -> UserIndex
     return twin
 
 
-def append_turns(index: TurnIndex, changes: Iterable[TurnChange]) -> TurnView:
-    """`index` with the changes applied in place (it only grows: views handed out stay as they were)."""
-    for change in changes:
-        if isinstance(change, list):
-            index.withdraw(change)
-        else:
-            index.put(*change)
-    return index.view()
-
-
 @dataclass(frozen=True)
 class Entry(Generic[T]):
     stamp: Stamp
@@ -130,7 +117,7 @@ class Published:
         self._generations: dict[UserKey, int] = {}
         self._entries: dict[tuple[str, tuple[str, ...]], Entry[object]] = {}
         self._bases: dict[UserKey, UserIndex] = {}
-        self._turn_bases: dict[UserKey, TurnIndex] = {}
+        self._turn_views: dict[UserKey, TurnView] = {}
 
     def stamp(self, key: UserKey) -> Stamp:
         with self._lock:
@@ -165,18 +152,18 @@ class Published:
             if changes.everything:
                 self._epoch += 1
                 self._entries.clear()
-                self._bases, self._turn_bases = {}, {}
+                self._bases, self._turn_views = {}, {}
                 return
-            self._bases, self._turn_bases = {}, {}
+            self._bases, self._turn_views = {}, {}
             for key in changes.users:
                 current = (self._epoch, self._generations.get(key, 0))
                 entry = self._entries.get(("index", key))
                 if entry is not None and entry.stamp == current and isinstance(entry.value, UserIndex):
                     self._bases[key] = entry.value
                 turns = self._entries.get(("turns", key))
-                if turns is not None and turns.stamp == current and isinstance(turns.value, TurnView) \
-                        and key not in changes.turns_reset:
-                    self._turn_bases[key] = turns.value.index
+                if key not in changes.turns and key not in changes.turns_reset and turns is not None \
+                        and turns.stamp == current and isinstance(turns.value, TurnView):
+                    self._turn_views[key] = turns.value  # the commit changed no turn of the user
                 self._generations[key] = self._generations.get(key, 0) + 1
 
     def after_commit(self, changes: StoreChanges) -> None:
@@ -185,9 +172,9 @@ class Published:
                 self._epoch += 1
             return
         bases, self._bases = self._bases, {}
-        turn_bases, self._turn_bases = self._turn_bases, {}
+        turns, self._turn_views = self._turn_views, {}
         updated = {key: apply_changes(base, changes.index.get(key, ())) for key, base in bases.items()}
-        turns = {key: append_turns(base, changes.turns.get(key, ())) for key, base in turn_bases.items()}
+        turns.update((key, index.view()) for key, index in changes.turns.items())
         with self._lock:
             for key in changes.users:
                 self._generations[key] = self._generations.get(key, 0) + 1

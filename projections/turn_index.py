@@ -51,13 +51,17 @@ class TurnIndex:
         self._columns = np.zeros((dimensions, MIN_COLUMNS), dtype=np.float32)
         self._live = 0
         self._total_length = 0.0
-        self._last: dict[str, tuple[RecentTurn, bool]] = {}
-        """The latest turn of each session by position, and whether it is withdrawn."""
+        self._last: dict[str, tuple[RecentTurn, bool, tuple[str, ...]]] = {}
+        """The latest turn of each session by position, whether it is withdrawn, and its terms."""
         self._answered_by: dict[str, str] = {}
         """Key of a turn -> key of the turn indexed with its words (the one answering it)."""
 
     def __len__(self) -> int:
         return self._live
+
+    @property
+    def rows(self) -> int:
+        return len(self._turns)
 
     # -- the writer's side ---------------------------------------------------------------------------
     def put(self, turn: RecentTurn, vector: np.ndarray | None, withdrawn: bool = False) -> None:
@@ -69,15 +73,18 @@ class TurnIndex:
         withdrawn = withdrawn or key in self._withdrawn
         if withdrawn:
             self._withdrawn = self._withdrawn | {key}
+        own = terms(turn.content)
         last = self._last.get(turn.session_id)
         answered = None if last is None or last[1] else answered_turn(last[0], turn)
         if last is None or turn.position > last[0].position:
-            self._last[turn.session_id] = (turn, withdrawn)
+            self._last[turn.session_id] = (turn, withdrawn, own)
         if withdrawn:
             return
-        if answered is not None:
+        if answered is not None and last is not None:
             self._answered_by[turn_key(answered.session_id, answered.message_id)] = key
-        self._append(key, turn, terms(searchable_turn(turn, answered)), vector)
+            self._append(key, turn, own + own + last[2], vector)  # = terms(searchable_turn(turn, answered))
+        else:
+            self._append(key, turn, own + own, vector)
 
     def withdraw(self, keys: list[tuple[str, str]]) -> None:
         """Those (session, message id) turns are evidence no more, now and if they are applied again; the
@@ -91,7 +98,7 @@ class TurnIndex:
                 self._kill(key, row)
                 last = self._last.get(turn.session_id)
                 if last is not None and last[0] == turn:
-                    self._last[turn.session_id] = (turn, True)
+                    self._last[turn.session_id] = (turn, True, ())
             answer = self._answered_by.pop(key, None)
             answer_row = self._row_of.get(answer) if answer is not None else None
             if answer is not None and answer_row is not None:

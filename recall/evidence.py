@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
+import numpy as np
+
 from engram.core.text import clip_tokens, estimate_tokens, terms
 from engram.projections.ports import MemoryStore, RecentTurn, TurnHit
 
@@ -39,14 +41,19 @@ class FusionInput:
     evidence_top: int = 5
     """The best this many items quote up to `evidence_tokens`; the rest half as much (more distinct
     evidence fits the budget)."""
+    vector: np.ndarray | None = None
+    """The question's vector: turns are found by cosine too (keywords only without it)."""
+    related_cosine: float = 0.0
+    """A turn found by its vector alone counts from this cosine on (as a memory found by its vector)."""
 
 
 def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[RecalledItem, str]]) -> list[RecalledItem]:
     """Memory items (each with its session id) in their ranked order, and the turns found for the question,
     as one ranking of distinct evidence, best first."""
     quoted = ask.hidden | {m for item, _ in memories for m, _ in item.context_turns}  # shown already
-    hits = [h for h in store.search_turns(ask.tenant, ask.user, ask.question, ask.turn_candidates)
-            if h.turn.message_id not in quoted] if ask.turn_candidates else []
+    hits = [h for h in store.search_turns(ask.tenant, ask.user, ask.question, ask.turn_candidates, ask.vector)
+            if h.turn.message_id not in quoted and (h.keyword_score > 0 or h.vector_score >= ask.related_cosine)
+            ] if ask.turn_candidates else []
     owner = _source_owner(memories)
     scores: dict[int, float] = {n: 1.0 / (ask.k + n + 1) for n in range(len(memories))}
     turn_rank: dict[int, int] = {}
@@ -116,7 +123,8 @@ def turn_item(hit: TurnHit, rank: int, share: float, focus: frozenset[str], limi
     turn = hit.turn
     text = best_sentences(turn.content, focus, limit) or clip_tokens(turn.content, limit)
     details: dict[str, object] = {"role": turn.role, "session_id": turn.session_id, "turn_rank": rank + 1,
-                                  "keyword": round(hit.keyword_score, 6), "fusion": round(share, 6),
+                                  "keyword": round(hit.keyword_score, 6), "vector": round(hit.vector_score, 6),
+                                  "fusion": round(share, 6),
                                   "event_time": turn.occurred_at.isoformat()}
     return RecalledItem("turn", turn.message_id, text, share, estimate_tokens(text),  # type: ignore[arg-type]
                         (turn.message_id,), turn.occurred_at, details=details, event_time=turn.occurred_at)

@@ -309,7 +309,7 @@ class RecallService:
                              hit.record.session_id))
         ask = FusionInput(req.tenant, req.user, req.question, frozenset({req.message_id}),
                           cfg.turn_candidates, cfg.fusion_k, cfg.evidence_tokens, cfg.turn_weight,
-                          cfg.evidence_top)
+                          cfg.evidence_top, vector=vector, related_cosine=related)
         fused = fuse(self.store, ask, memories)[:wanted]
         retrieved.extend(i.item_id for i in fused if i.kind == "turn")
         out.extend(fused)
