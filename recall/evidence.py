@@ -22,6 +22,7 @@ from engram.core.text import clip_tokens, estimate_tokens, terms
 from engram.projections.ports import MemoryStore, RecentTurn, TurnHit
 
 from .context import RecalledItem
+from .turn_ranking import rank_turns
 
 _SENTENCE_RE = re.compile(r"(?<=[.!?;。！？；])\s+|\n+")
 _SPECIFIC_RE = re.compile(r"\d|(?<=\s)[A-Z][a-z]")
@@ -51,9 +52,9 @@ def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[Recalled
     """Memory items (each with its session id) in their ranked order, and the turns found for the question,
     as one ranking of distinct evidence, best first."""
     quoted = ask.hidden | {m for item, _ in memories for m, _ in item.context_turns}  # shown already
-    hits = [h for h in store.search_turns(ask.tenant, ask.user, ask.question, ask.turn_candidates, ask.vector)
-            if h.turn.message_id not in quoted and (h.keyword_score > 0 or h.vector_score >= ask.related_cosine)
-            ] if ask.turn_candidates else []
+    found = store.search_turns(ask.tenant, ask.user, ask.question, ask.turn_candidates, ask.vector) \
+        if ask.turn_candidates else []
+    hits = [h for h in rank_turns(found, ask.k, ask.related_cosine) if h.turn.message_id not in quoted]
     owner = _source_owner(memories)
     scores: dict[int, float] = {n: 1.0 / (ask.k + n + 1) for n in range(len(memories))}
     turn_rank: dict[int, int] = {}
