@@ -161,13 +161,15 @@ class TurnView:
 
     def turn(self, session: str, message_id: str) -> RecentTurn | None:
         key = turn_key(session, message_id)
-        row = self.index._row_of.get(key)
-        if key in self.withdrawn or row is None:
+        if key in self.withdrawn or key not in self.index._seen:
             return None
-        return self.index._turns[row] if row < self.n else self._older_row(key)
+        row = self.index._row_of.get(key)
+        if row is not None and row < self.n and not self.dead[row]:
+            return self.index._turns[row]
+        return self._older_row(key)
 
     def _older_row(self, key: str) -> RecentTurn | None:
-        """A turn re-indexed after this view: its earlier row, still live here."""
+        """A turn the writer re-indexed or withdrew after this view: its row live here, if any."""
         for row in range(self.n):
             turn = self.index._turns[row]
             if not self.dead[row] and turn_key(turn.session_id, turn.message_id) == key:
