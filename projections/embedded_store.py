@@ -18,7 +18,7 @@ from engram.schemas.memory import GlobalCard, MemoryRecord
 from .hybrid_index import UserIndex
 from .snapshots import StoreChanges
 from .ports import RecentTurn, SearchHit, TurnEmbedder, TurnHit, canonical_hash, check_owner
-from .turn_index import TurnIndex, TurnView
+from .turn_index import TurnIndex, TurnView, turn_vectors
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS proj_memories (
@@ -120,9 +120,7 @@ class EmbeddedStore:
         """The buffered turns with their vectors (one embedder call for all of them), into the rows, the
         loaded turn indexes and the changes the readers' indexes take on at commit."""
         pending, self._pending_turns = self._pending_turns, []
-        vectors: list[np.ndarray | None] = [None] * len(pending)
-        if self._embed_turns is not None:
-            vectors = list(np.asarray(self._embed_turns([turn.content for _, _, turn in pending]), dtype=np.float32))
+        vectors = turn_vectors(self._embed_turns, [turn.content for _, _, turn in pending])
         self._db.executemany(
             "INSERT OR IGNORE INTO proj_turns (tenant, user, session, message_id, position, role, content, "
             "occurred_at, vector) VALUES (?,?,?,?,?,?,?,?,?)",

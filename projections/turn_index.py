@@ -25,7 +25,7 @@ from engram.core.text import terms
 from engram.core.vector_table import SPARSE_SHARE
 
 from .hybrid_index import BM25_B, BM25_K1
-from .ports import RecentTurn, TurnHit
+from .ports import RecentTurn, TurnEmbedder, TurnHit
 
 MIN_COLUMNS = 64
 
@@ -240,6 +240,23 @@ def _best(totals: np.ndarray, limit: int, turns: list[RecentTurn], scaled: bool)
     best = sorted(hits.tolist(), key=lambda row: (-float(totals[row]), turns[row].position))[:limit]
     top = float(totals[best[0]]) if scaled else 1.0
     return {row: float(totals[row]) / top for row in best}
+
+
+def turn_vectors(embed: TurnEmbedder | None, texts: list[str]) -> list[np.ndarray | None]:
+    """The texts' vectors in one embedder call; when that call fails, one call per text, and a text the
+    embedder still fails on has none (its turn is found by keywords only: a turn is never lost to it)."""
+    if embed is None or not texts:
+        return [None] * len(texts)
+    try:
+        return list(np.asarray(embed(texts), dtype=np.float32))
+    except Exception:  # noqa: BLE001 - any embedder failure: retried text by text below
+        out: list[np.ndarray | None] = []
+        for text in texts:
+            try:
+                out.append(np.asarray(embed([text]), dtype=np.float32)[0])
+            except Exception:  # noqa: BLE001
+                out.append(None)
+        return out
 
 
 def answered_turn(previous: RecentTurn | None, turn: RecentTurn) -> RecentTurn | None:

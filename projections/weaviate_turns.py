@@ -17,7 +17,7 @@ import numpy as np
 from engram.core.text import terms
 
 from .ports import RecentTurn, TurnHit
-from .turn_index import answered_turn, ranked_turns, searchable_turn
+from .turn_index import answered_turn, ranked_turns, searchable_turn, turn_vectors
 from .weaviate_batch import Item
 from .weaviate_schema import TURNS, object_id
 
@@ -58,9 +58,7 @@ def turn_items(store: WeaviateStore, queued: dict[str, QueuedTurn]) -> dict[str,
     (without those of a withdrawn turn it answers) and its vector (one embedder call for all)."""
     stored = _stored_search_text(store, queued)
     fresh = [(uid, q) for uid, q in queued.items() if uid not in stored]
-    vectors: list[np.ndarray | None] = [None] * len(fresh)
-    if fresh and store.embed_turns is not None:
-        vectors = list(np.asarray(store.embed_turns([q.turn.content for _, q in fresh]), dtype=np.float32))
+    vectors = turn_vectors(store.embed_turns, [q.turn.content for _, q in fresh])
     out: dict[str, list[Item]] = {}
     for (uid, q), vector in zip(fresh, vectors):
         answered = q.answered
