@@ -18,11 +18,12 @@ import math
 from array import array
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from engram.core.text import terms
-from engram.core.vector_table import SPARSE_SHARE
+from engram.core.vector_table import SPARSE_SHARE, _blocked_product
 
 from .hybrid_index import BM25_B, BM25_K1
 from .ports import RecentTurn, TurnEmbedder, TurnHit
@@ -47,6 +48,7 @@ class TurnIndex:
         self._withdrawn: frozenset[str] = frozenset()
         self._dead = np.zeros(MIN_COLUMNS, dtype=np.bool_)
         self._lengths: array[float] = array("d")
+        self._positions: array[int] = array("q")
         self._postings: dict[str, tuple[array[int], array[float]]] = {}
         self._columns = np.zeros((dimensions, MIN_COLUMNS), dtype=np.float32)
         self._live = 0
@@ -125,6 +127,7 @@ class TurnIndex:
             posting[1].append(count)
             self._postings[term] = posting
         self._lengths.append(len(doc_terms))
+        self._positions.append(turn.position)
         self._total_length += len(doc_terms)
         self._live += 1
         self._row_of[key] = row
@@ -186,11 +189,22 @@ class TurnView:
         hits = [TurnHit(turns[row], sparse.get(row, 0.0), dense.get(row, 0.0)) for row in set(sparse) | set(dense)]
         return ranked_turns(hits)
 
+    @cached_property
+    def _norms(self) -> np.ndarray:
+        """BM25's `k1·(1 − b + b·len/avgdl)` per row (computed once per view: a view never changes)."""
+        lengths = np.frombuffer(self.index._lengths[: self.n], dtype=np.float64)
+        return BM25_K1 * (1 - BM25_B + BM25_B * lengths / (self.total_length / self.live or 1.0))
+
+    @cached_property
+    def _positions(self) -> np.ndarray:
+        return np.frombuffer(self.index._positions[: self.n], dtype=np.int64)
+
+    @cached_property
+    def _any_dead(self) -> bool:
+        return bool(self.dead.any())
+
     def _keyword_rows(self, query: str, limit: int) -> dict[int, float]:
-        n, postings = self.n, self.index._postings
-        lengths = np.frombuffer(self.index._lengths[:n], dtype=np.float64)
-        avgdl = self.total_length / self.live or 1.0
-        norms = BM25_K1 * (1 - BM25_B + BM25_B * lengths / avgdl)
+        n, postings, norms = self.n, self.index._postings, self._norms
         totals = np.zeros(n, dtype=np.float64)
         for term in set(terms(query)):
             posting = postings.get(term)
@@ -199,47 +213,47 @@ class TurnView:
             rows = np.frombuffer(posting[0][:], dtype=np.int64)  # a slice is a copy made under the GIL
             tfs = np.frombuffer(posting[1][:], dtype=np.float64)
             m = min(len(rows), len(tfs))
-            rows, tfs = rows[:m], tfs[:m]
-            keep = rows < n
-            rows, tfs = rows[keep], tfs[keep]
-            keep = ~self.dead[rows]
-            rows, tfs = rows[keep], tfs[keep]
+            cut = m if not m or rows[m - 1] < n else int(np.searchsorted(rows[:m], n))  # rows only grow
+            rows, tfs = rows[:cut], tfs[:cut]
+            if self._any_dead:
+                keep = ~self.dead[rows]
+                rows, tfs = rows[keep], tfs[keep]
             if not len(rows):
                 continue
             idf = math.log(1 + (self.live - len(rows) + 0.5) / (len(rows) + 0.5))
             totals[rows] += idf * tfs * (BM25_K1 + 1) / (tfs + norms[rows])
-        return _best(totals, limit, self.index._turns, scaled=True)
+        return self._best(totals, limit, scaled=True)
 
     def _vector_rows(self, vector: np.ndarray, limit: int) -> dict[int, float]:
         columns, n = self.index._columns, self.n
         query = np.asarray(vector, dtype=np.float32)
         nonzero = np.flatnonzero(query)
-        if not len(nonzero):
+        if not len(nonzero) or not n:
             return {}
         if len(nonzero) <= SPARSE_SHARE * self.index.dimensions:
-            scores = query[nonzero] @ columns[nonzero, :n]
+            scores = _blocked_product(query[nonzero], columns[nonzero, :n])
         else:
-            scores = query @ columns[:, :n]
-        scores = np.where(self.dead, 0.0, np.maximum(scores, 0.0))
-        return _best(scores, limit, self.index._turns, scaled=False)
+            scores = _blocked_product(query, columns[:, :n])
+        if self._any_dead:
+            scores[self.dead] = 0.0
+        return self._best(scores, limit, scaled=False)
+
+    def _best(self, totals: np.ndarray, limit: int, scaled: bool) -> dict[int, float]:
+        """The best `limit` rows with a score above 0 (scaled to the best one), ties by log position."""
+        hits = np.flatnonzero(totals > 0)
+        if not len(hits):
+            return {}
+        if len(hits) > limit:
+            kth = np.partition(totals[hits], len(hits) - limit)[len(hits) - limit]
+            hits = hits[totals[hits] >= kth]
+        best = hits[np.lexsort((self._positions[hits], -totals[hits]))][:limit]
+        top = float(totals[best[0]]) if scaled else 1.0
+        return {int(row): float(totals[row]) / top for row in best}
 
 
 def ranked_turns(hits: list[TurnHit]) -> list[TurnHit]:
     """Best first by the sum of the channels' scores (as the memories' hybrid search), ties by log position."""
     return sorted(hits, key=lambda h: (-(h.keyword_score + h.vector_score), h.turn.position, h.turn.message_id))
-
-
-def _best(totals: np.ndarray, limit: int, turns: list[RecentTurn], scaled: bool) -> dict[int, float]:
-    """The best `limit` rows with a score above 0 (scaled to the best one), ties by log position."""
-    hits = np.flatnonzero(totals > 0)
-    if not len(hits):
-        return {}
-    if len(hits) > limit:
-        kth = np.partition(totals[hits], len(hits) - limit)[len(hits) - limit]
-        hits = hits[totals[hits] >= kth]
-    best = sorted(hits.tolist(), key=lambda row: (-float(totals[row]), turns[row].position))[:limit]
-    top = float(totals[best[0]]) if scaled else 1.0
-    return {row: float(totals[row]) / top for row in best}
 
 
 def turn_vectors(embed: TurnEmbedder | None, texts: list[str]) -> list[np.ndarray | None]:
