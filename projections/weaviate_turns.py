@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 
 REMEMBERED_SESSIONS = 100_000
+SHOWN = ("tenant_id", "user_id", "session_id", "message_id", "role", "position", "occurred_at", "content")
 
 
 @dataclass(frozen=True)
@@ -104,11 +105,14 @@ def search_turns(store: WeaviateStore, tenant: str, user: str, query: str, limit
     store.flush()
     words = " ".join(store._blind(tenant, list(terms(query))))
     coll, where, meta = store._tenant(TURNS, tenant), store._where(tenant, user), store._wvc.query.MetadataQuery
+    shown = list(SHOWN)  # not the (long) search terms: only the vector search needs them, to skip withdrawn turns
     sparse = store.read_pool.submit(
         lambda: coll.query.bm25(query=words, query_properties=["search_text"], limit=limit, filters=where,
-                                return_metadata=meta(score=True)).objects) if words and limit > 0 else None
+                                return_properties=shown, return_metadata=meta(score=True)).objects
+    ) if words and limit > 0 else None
     try:
         dense = coll.query.near_vector(near_vector=np.asarray(vector).tolist(), limit=limit, filters=where,
+                                       return_properties=[*shown, "search_text"],
                                        return_metadata=meta(distance=True)).objects \
             if vector is not None and limit > 0 and np.any(vector) else []
         keyword = sparse.result() if sparse is not None else []
