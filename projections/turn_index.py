@@ -29,6 +29,9 @@ from .hybrid_index import BM25_B, BM25_K1
 from .ports import RecentTurn, TurnEmbedder, TurnHit
 
 MIN_COLUMNS = 64
+FEW_DIMENSIONS = 32
+"""A query vector with at most this many non-zero dimensions (the hashing embedder's) is scored a
+dimension at a time over contiguous rows."""
 
 
 def turn_key(session: str, message_id: str) -> str:
@@ -56,6 +59,7 @@ class TurnIndex:
         self._last: dict[str, tuple[RecentTurn, bool, tuple[str, ...]]] = {}
         """The latest turn of each session by position, whether it is withdrawn, and its terms."""
         self._answered_by: dict[str, str] = {}
+        self._view: TurnView | None = None
         """Key of a turn -> key of the turn indexed with its words (the one answering it)."""
 
     def __len__(self) -> int:
@@ -72,6 +76,7 @@ class TurnIndex:
         if key in self._seen:
             return
         self._seen.add(key)
+        self._view = None
         withdrawn = withdrawn or key in self._withdrawn
         if withdrawn:
             self._withdrawn = self._withdrawn | {key}
@@ -93,6 +98,7 @@ class TurnIndex:
         turn answering one is indexed by its own words only."""
         gone = {turn_key(session, message_id) for session, message_id in keys}
         self._withdrawn = self._withdrawn | gone
+        self._view = None
         for key in gone:
             row = self._row_of.get(key)
             if row is not None:
@@ -109,9 +115,12 @@ class TurnIndex:
                 self._append(answer, answer_turn, terms(searchable_turn(answer_turn, None)), vector)
 
     def view(self) -> TurnView:
-        """What readers search: the rows so far, the tombstones as they are now."""
+        """What readers search: the rows so far, the tombstones as they are now (the same view until the
+        next change: what a view computes once, its BM25 norms, is computed once per change)."""
         n = len(self._turns)
-        return TurnView(self, n, self._dead[:n].copy(), self._withdrawn, self._live, self._total_length)
+        if self._view is None:
+            self._view = TurnView(self, n, self._dead[:n].copy(), self._withdrawn, self._live, self._total_length)
+        return self._view
 
     def _append(self, key: str, turn: RecentTurn, doc_terms: tuple[str, ...], vector: np.ndarray | None) -> None:
         row = len(self._turns)
@@ -230,7 +239,13 @@ class TurnView:
         nonzero = np.flatnonzero(query)
         if not len(nonzero) or not n:
             return {}
-        if len(nonzero) <= SPARSE_SHARE * self.index.dimensions:
+        if len(nonzero) <= FEW_DIMENSIONS:  # row by row: no gathered copy of the rows
+            scores = np.zeros(n, dtype=np.float32)
+            scratch = np.empty(n, dtype=np.float32)
+            for dim in nonzero.tolist():
+                np.multiply(columns[dim, :n], query[dim], out=scratch)
+                scores += scratch
+        elif len(nonzero) <= SPARSE_SHARE * self.index.dimensions:
             scores = _blocked_product(query[nonzero], columns[nonzero, :n])
         else:
             scores = _blocked_product(query, columns[:, :n])
