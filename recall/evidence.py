@@ -7,6 +7,11 @@ are one piece of evidence: the turn's rank adds to the note's, and the note carr
 that turn holding the specifics (names, numbers, dates, titles), which extraction may have dropped. A
 turn with no note among the memories is shown on its own, as a dated quote of its best sentences.
 Nothing here knows a data set: it uses the question's terms, the turns' text and the log's provenance.
+
+A turn is what the user said, unfiltered: a quoted sentence passes the same sensitive gate as a memory
+(`core.domains.may_show`: a health condition, religion, sexuality, debt is quoted only to a question
+sharing a specific domain with it), and a turn behind a fact that was superseded or replaced is not
+shown on its own (it would bring the old fact back).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
+from engram.core.domains import domains_of, may_show
 from engram.core.text import clip_tokens, estimate_tokens, terms
 from engram.projections.ports import MemoryStore, RecentTurn, TurnHit
 
@@ -39,6 +45,8 @@ class FusionInput:
     evidence_top: int = 5
     """The best this many items quote up to `evidence_tokens`; the rest half as much (more distinct
     evidence fits the budget)."""
+    withheld: frozenset[str] = frozenset()
+    """Message ids never shown on their own: the source turns of superseded or replaced facts."""
 
 
 def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[RecalledItem, str]]) -> list[RecalledItem]:
@@ -48,6 +56,7 @@ def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[Recalled
     hits = [h for h in store.search_turns(ask.tenant, ask.user, ask.question, ask.turn_candidates)
             if h.turn.message_id not in quoted] if ask.turn_candidates else []
     owner = _source_owner(memories)
+    asked = domains_of(ask.question)
     scores: dict[int, float] = {n: 1.0 / (ask.k + n + 1) for n in range(len(memories))}
     turn_rank: dict[int, int] = {}
     loose: list[tuple[float, int, TurnHit]] = []
@@ -55,7 +64,9 @@ def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[Recalled
         share = ask.turn_weight / (ask.k + rank + 1)
         n = owner.get(hit.turn.message_id)
         if n is None:
-            loose.append((share, rank, hit))
+            shown = _showable_hit(hit, asked) if hit.turn.message_id not in ask.withheld else None
+            if shown is not None:
+                loose.append((share, rank, shown))
         elif n not in turn_rank:
             turn_rank[n] = rank
             scores[n] += share
@@ -67,7 +78,7 @@ def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[Recalled
         if n in turn_rank:
             details["turn_rank"] = turn_rank[n] + 1
         shown = replace(item, details=details)
-        ranked.append((scores[n], n, partial(_with_evidence, shown, sources, focus)))
+        ranked.append((scores[n], n, partial(_with_evidence, shown, sources, focus, asked)))
     for share, rank, hit in loose:
         ranked.append((share, len(memories) + rank, partial(turn_item, hit, rank, share, focus)))
     ranked.sort(key=lambda entry: (-entry[0], entry[1]))
@@ -95,14 +106,32 @@ def _source_texts(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple
     return out
 
 
+def showable(text: str, asked: frozenset[str]) -> str:
+    """`text` without the sentences stating a sensitive fact the question (its domains `asked`) does not
+    reach: the gate memories pass (`may_show`), sentence by sentence ("" when none is left)."""
+    sentences = [s.strip() for s in _SENTENCE_RE.split(text)]
+    kept = [s for s in sentences if s and may_show(asked, s)]
+    if len(kept) == len([s for s in sentences if s]):
+        return text
+    return " ".join(kept)
+
+
+def _showable_hit(hit: TurnHit, asked: frozenset[str]) -> TurnHit | None:
+    """The hit with its turn's text as `showable` lets it be shown (None: nothing of it may be)."""
+    text = showable(hit.turn.content, asked)
+    if not text.strip():
+        return None
+    return hit if text is hit.turn.content else replace(hit, turn=replace(hit.turn, content=text))
+
+
 def _with_evidence(item: RecalledItem, sources: dict[str, RecentTurn], focus: frozenset[str],
-                   limit: int) -> RecalledItem:
+                   asked: frozenset[str], limit: int) -> RecalledItem:
     """The memory with the sentence(s) of its source turn that hold its specifics, quoted beside it."""
     source = next((sources[m] for m in item.source_message_ids[:1] if m in sources), None)
     if source is None:
         return item
     own = frozenset(terms(item.text))
-    quote = best_sentences(source.content, focus | own, limit, skip=own)
+    quote = best_sentences(showable(source.content, asked), focus | own, limit, skip=own)
     if not quote or _covered(quote, own):
         return item
     quoted = ((source.message_id, quote), *item.context_turns)

@@ -14,7 +14,7 @@ only when the question's domains include its own.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from engram.core.config import RecallConfig
@@ -24,30 +24,93 @@ from engram.core.text import estimate_tokens
 from engram.projections.ports import profile_order
 from engram.schemas.memory import MemoryRecord
 
-_MOVE = re.compile(
-    r"\b(?:moved|moving|relocat\w*|new (?:place|flat|apartment|house|home)|signed a lease)\b|"
-    r"搬|新家|新房子|租的房子|去\S{1,4}发展|到\S{1,6}(?:一周|几天|一个月|半个月|半年)了", re.IGNORECASE)
+_MOVE_VERB = re.compile(r"\b(?:mov(?:e|es|ed|ing)|relocat(?:e|es|ed|ing|ion))\b", re.IGNORECASE)
+_MOVE_CUE = re.compile(
+    r"\b(?:new (?:place|flat|apartment|house|home)|signed a lease)\b|"
+    r"搬(?!东西|运|砖|桌|椅|箱|货)|新家|新房子|租的房子|去\S{1,4}发展|到\S{1,6}(?:一周|几天|一个月|半个月|半年)了",
+    re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[.!?;,:()\n]")
+_WORD = re.compile(r"[\w'’-]+")
+_NOT_MOVED = frozenset({"on", "by", "up", "forward", "ahead"})
+"""Words after the verb that make it no move of home: "move on", "moved by the film", "moved up a slot"."""
+_OBJECT_WORDS = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their", "its", "it", "them",
+                           "this", "that", "these", "those", "some"})
+_HOME_OBJECTS = frozenset({"house", "houses", "home", "homes", "family", "stuff", "things", "belongings",
+                           "furniture", "everything", "apartment", "apartments", "flat", "flats", "place",
+                           "kids", "in", "out"})
+_DESTINATION = frozenset({"to", "into", "from", "till", "until"})
+_FILLER = frozenset({"the", "a", "an", "next", "new", "our", "my", "their", "this", "that"})
+_PASSIVE = frozenset({"was", "were", "been", "be", "got", "get", "gets", "is", "are", "being"})
+_NOT_HOME = frozenset({"schedule", "work"})
+"""What is moved or where to when a move is a rescheduling (a meeting, a call, to Friday) or a job's."""
 _DIET_REGIME = re.compile(r"(?<![a-z])(?:vegetarian|vegan|pescatarian|keto|paleo|low-carb|carnivore)(?![a-z])|"
                           r"吃素|素食|生酮|断食", re.IGNORECASE)
 _DIET_CHANGE = re.compile(
     r"\b(?:no longer|not \w+ anymore|quit|stopped|gave up|back (?:on|to)|adding \w+ back|eating \w+ again|"
     r"started eating)\b|不再|不吃素|开始吃|恢复|放弃|不玩了|戒了", re.IGNORECASE)
-SUPERSESSIONS = ((_MOVE, "home", None), (_DIET_CHANGE, "food", _DIET_REGIME))
-"""(a change, the domain it changes, what in that domain it replaces: any entry when None): a move
-replaces where the user lived before; a change of diet replaces the diet regime held before."""
+
+
+def is_move(text: str) -> bool:
+    """Whether `text` tells of a move of residence: a move verb with no object, a place or home for object
+    or destination ("we moved to Seattle", "moving back home", "moved house"), or a move cue (a new flat, a
+    lease, 搬家). Not a rescheduling or a job's move (what is moved, or where to, is a time, a meeting or
+    work: "moving the meeting to Friday"), not "moved by" or "move on", not a thing's passive move."""
+    if _MOVE_CUE.search(text):
+        return True
+    return any(_moves_home(text[:m.start()], m.group(0).lower(), text[m.end():]) for m in _MOVE_VERB.finditer(text))
+
+
+def _moves_home(before: str, verb: str, after: str) -> bool:
+    previous = _WORD.findall(before.lower())[-1:]
+    if previous and (domains_of(previous[0]) & _NOT_HOME or (verb.endswith("ed") and previous[0] in _PASSIVE)):
+        return False
+    words = _WORD.findall(_CLAUSE_END.split(after, maxsplit=1)[0].lower())
+    if not words:
+        return True
+    first = words[0]
+    if first in _NOT_MOVED:
+        return False
+    if first in _OBJECT_WORDS:
+        return bool(_HOME_OBJECTS.intersection(words[1:4]))
+    if first in _DESTINATION or first in _HOME_OBJECTS:
+        return _home_destination(words)
+    return not domains_of(first) & _NOT_HOME and _home_destination(words)
+
+
+def _home_destination(words: list[str]) -> bool:
+    """No "to/from <a time, a meeting, work>" in the clause ("moved to Seattle" is one; "to 10am" is not)."""
+    for n, word in enumerate(words):
+        if word in _DESTINATION:
+            target = next((w for w in words[n + 1:] if w not in _FILLER), "")
+            if not target or target[0].isdigit() or domains_of(target) & _NOT_HOME:
+                return False
+    return True
+
+
+def _diet_change(text: str) -> bool:
+    return bool(_DIET_CHANGE.search(text))
+
+
+SUPERSESSIONS: tuple[tuple[Callable[[str], bool], str, re.Pattern[str] | None], ...] = (
+    (is_move, "home", None), (_diet_change, "food", _DIET_REGIME))
+"""(whether a text is a change, the domain it changes, what in that domain it replaces: any entry when
+None): a move of residence replaces where the user lived before; a change of diet replaces the diet regime
+held before."""
 
 
 @lru_cache(maxsize=65536)
 def _changes(content: str) -> tuple[tuple[bool, bool, bool], ...]:
     """Per supersession: (the text is such a change, it is in the changed domain, it is of the replaced kind)."""
     found = domains_of(content)
-    return tuple((bool(change.search(content)), domain in found, replaced is None or bool(replaced.search(content)))
+    return tuple((change(content), domain in found, replaced is None or bool(replaced.search(content)))
                  for change, domain, replaced in SUPERSESSIONS)
 
 
 def superseded(records: Sequence[MemoryRecord]) -> set[str]:
-    """Entries a later change replaced (a single-valued slot does this on its own; these facts are
-    free-form): every earlier entry of the changed domain, or of its replaced kind, leaves the profile."""
+    """Profile entries a later change replaced (a single-valued slot does this on its own; these facts are
+    free-form): every earlier entry of the standing profile (L3) of the changed domain, or of its replaced
+    kind, leaves the profile. A change told anywhere among `records` counts; only profile entries leave
+    (an ordinary memory found by a search is no standing fact the change replaces)."""
     gone: set[str] = set()
     marks = [(r, _changes(r.content)) for r in records]
     for n, (_, _, replaced) in enumerate(SUPERSESSIONS):
@@ -56,7 +119,7 @@ def superseded(records: Sequence[MemoryRecord]) -> set[str]:
             continue
         latest = max(changes)
         gone.update(r.memory_id for r, m in marks
-                    if r.created_at < latest and m[n][1] and not m[n][0] and m[n][2])
+                    if r.layer == "L3" and r.created_at < latest and m[n][1] and not m[n][0] and m[n][2])
     return gone
 
 
