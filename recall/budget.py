@@ -108,13 +108,14 @@ def pack(items: Sequence[RecalledItem], question: str, budget: int) -> Packing:
     ledger = _Ledger(question, budget)
     chosen: dict[int, RecalledItem] = {}
     twins = _profile_twins(items)
+    waiting = set(twins.values())
     held: dict[int, int] = {}
     reserve = _fits_together([i for i in items if i.kind not in FLOWING], question, budget)
     if reserve:
         for n, item in enumerate(items):
             if item.kind in FLOWING:
                 continue
-            if n in twins.values():  # its room is held until its ranked twin is placed or not
+            if n in waiting:  # its room is held until its ranked twin is placed or not
                 held[n] = ledger.cost(item)
                 ledger.held += held[n]
             else:
