@@ -17,9 +17,8 @@ shown on its own (it would bring the old fact back).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
 
 from engram.core.domains import domains_of, may_show
 from engram.core.text import clip_tokens, estimate_tokens, terms
@@ -49,9 +48,11 @@ class FusionInput:
     """Message ids never shown on their own: the source turns of superseded or replaced facts."""
 
 
-def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[RecalledItem, str]]) -> list[RecalledItem]:
+def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[RecalledItem, str]],
+         limit: int | None = None) -> list[RecalledItem]:
     """Memory items (each with its session id) in their ranked order, and the turns found for the question,
-    as one ranking of distinct evidence, best first."""
+    as one ranking of distinct evidence, best first: the first `limit` of it (all without), only those
+    quoted and their source turns read."""
     quoted = ask.hidden | {m for item, _ in memories for m, _ in item.context_turns}  # shown already
     hits = [h for h in store.search_turns(ask.tenant, ask.user, ask.question, ask.turn_candidates)
             if h.turn.message_id not in quoted] if ask.turn_candidates else []
@@ -70,20 +71,26 @@ def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[Recalled
         elif n not in turn_rank:
             turn_rank[n] = rank
             scores[n] += share
-    sources = _source_texts(store, ask, memories, {h.turn.message_id: h.turn for h in hits})
+    order = sorted([(scores[n], n) for n in range(len(memories))]
+                   + [(share, len(memories) + rank) for share, rank, _ in loose], key=lambda e: (-e[0], e[1]))
+    order = order[:limit] if limit is not None else order
+    kept = [memories[n] for _, n in order if n < len(memories)]
+    sources = _source_texts(store, ask, kept, {h.turn.message_id: h.turn for h in hits})
     focus = frozenset(terms(ask.question))
-    ranked: list[tuple[float, int, Callable[[int], RecalledItem]]] = []
-    for n, (item, _) in enumerate(memories):
+    by_rank = {len(memories) + rank: (share, rank, hit) for share, rank, hit in loose}
+    out = []
+    for place, (_, n) in enumerate(order):
+        limit_tokens = ask.evidence_tokens if place < ask.evidence_top else ask.evidence_tokens // 2
+        if n >= len(memories):
+            share, rank, hit = by_rank[n]
+            out.append(turn_item(hit, rank, share, focus, limit_tokens))
+            continue
+        item = memories[n][0]
         details = {**item.details, "fusion": round(scores[n], 6), "memory_rank": n + 1}
         if n in turn_rank:
             details["turn_rank"] = turn_rank[n] + 1
-        shown = replace(item, details=details)
-        ranked.append((scores[n], n, partial(_with_evidence, shown, sources, focus, asked)))
-    for share, rank, hit in loose:
-        ranked.append((share, len(memories) + rank, partial(turn_item, hit, rank, share, focus)))
-    ranked.sort(key=lambda entry: (-entry[0], entry[1]))
-    return [build(ask.evidence_tokens if place < ask.evidence_top else ask.evidence_tokens // 2)
-            for place, (_, _, build) in enumerate(ranked)]
+        out.append(_with_evidence(replace(item, details=details), sources, focus, asked, limit_tokens))
+    return out
 
 
 def _source_owner(memories: Sequence[tuple[RecalledItem, str]]) -> dict[str, int]:

@@ -319,7 +319,7 @@ class RecallService:
                           cfg.evidence_top, _withheld(gone, [*profile, *(h.record for h in found)], replaced))
         # deeper by the window's size: its turns leave the ranking once the window is read (`recall`), and
         # this part does not wait on that read (the parts are independent under the deadline)
-        fused = fuse(self.store, ask, memories)[:wanted + 2 * cfg.recent_rounds]
+        fused = fuse(self.store, ask, memories, wanted + 2 * cfg.recent_rounds)
         retrieved.extend(i.item_id for i in fused if i.kind == "turn")
         out.extend(fused)
         out.extend(self._item("profile", record, scores[record.memory_id]) for record in pushed)
