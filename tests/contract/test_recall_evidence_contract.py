@@ -125,5 +125,6 @@ def test_a_profile_entry_the_question_finds_is_never_lost_between_ranking_and_pr
         result = _recall(store, question, budget=budget)
         shown = [i.kind for i in result.items if i.item_id == "home"]
         assert shown in (["memory"], ["profile"]), f"budget {budget}: {shown}"
+        assert "home" not in {i.item_id for i in result.left_out}, "shown one way, it is not left out"
     cut = _recall(store, question, limit=1)
     assert [i.kind for i in cut.items if i.item_id == "home"] == ["profile"], "cut from the ranking: pushed"
