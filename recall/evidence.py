@@ -19,9 +19,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from engram.core.domains import domains_of, may_show
 from engram.core.text import clip_tokens, estimate_tokens, terms
+from engram.core.text_caches import registered
 from engram.projections.ports import MemoryStore, RecentTurn, TurnHit
 
 from .context import RecalledItem
@@ -116,9 +118,9 @@ def _source_texts(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple
 def showable(text: str, asked: frozenset[str]) -> str:
     """`text` without the sentences stating a sensitive fact the question (its domains `asked`) does not
     reach: the gate memories pass (`may_show`), sentence by sentence ("" when none is left)."""
-    sentences = [s.strip() for s in _SENTENCE_RE.split(text)]
-    kept = [s for s in sentences if s and may_show(asked, s)]
-    if len(kept) == len([s for s in sentences if s]):
+    sentences = _sentences(text)
+    kept = [s for s in sentences if may_show(asked, s)]
+    if len(kept) == len(sentences):
         return text
     return " ".join(kept)
 
@@ -163,9 +165,7 @@ def best_sentences(text: str, focus: Iterable[str], limit: int, skip: frozenset[
     ties, kept in their order, within `limit` tokens; "" when none shares a term not in `skip`."""
     wanted = frozenset(focus)
     scored = []
-    for n, sentence in enumerate(s.strip() for s in _SENTENCE_RE.split(text)):
-        if not sentence:
-            continue
+    for n, sentence in enumerate(_sentences(text)):
         words = frozenset(terms(sentence))
         shared = len(words & wanted)
         fresh = len(words - skip) if skip else 1
@@ -182,6 +182,13 @@ def best_sentences(text: str, focus: Iterable[str], limit: int, skip: frozenset[
         chosen.append((n, sentence))
         used += cost
     return clip_tokens(" … ".join(s for _, s in sorted(chosen)), limit)
+
+
+@registered
+@lru_cache(maxsize=16384)
+def _sentences(text: str) -> tuple[str, ...]:
+    """The non-empty sentences of `text`, in order (a turn is split again by every recall quoting it)."""
+    return tuple(s for s in (part.strip() for part in _SENTENCE_RE.split(text)) if s)
 
 
 def _covered(quote: str, own: frozenset[str]) -> bool:

@@ -21,6 +21,7 @@ from engram.core.config import RecallConfig
 from engram.core.domains import domains_of, may_show
 from engram.core.scoring import ScoreParts
 from engram.core.text import estimate_tokens
+from engram.core.text_caches import registered
 from engram.projections.ports import profile_order
 from engram.schemas.memory import MemoryRecord
 
@@ -98,6 +99,7 @@ None): a move of residence replaces where the user lived before; a change of die
 held before."""
 
 
+@registered
 @lru_cache(maxsize=65536)
 def _changes(content: str) -> tuple[tuple[bool, bool, bool], ...]:
     """Per supersession: (the text is such a change, it is in the changed domain, it is of the replaced kind)."""

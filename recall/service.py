@@ -29,9 +29,11 @@ from functools import partial
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
 from engram.core.config import EngramConfig
 from engram.core.domains import domain_overlap, domains_of, may_show
-from engram.core.embedding import Embedder, cosine, embed_text
+from engram.core.embedding import Embedder, embed_text
 from engram.core.scoring import ScoreParts, decay_factor, lexical_score, match_scores, rarity_weights, score_parts
 from engram.core.text import clip_tokens, estimate_tokens, terms
 from engram.projections.hybrid_index import searchable_text
@@ -346,10 +348,12 @@ class RecallService:
         Several notes extracted from one turn otherwise fill the context with one moment of the history.
         The order changes, never the S1 score: each item reports `source_repeats` beside its components."""
         factor = self.config.recall.source_repeat_factor
+        limit = self.config.recall.near_duplicate_cosine
         heap = [(-scores[h.record.memory_id].score, h.record.memory_id, 0, n) for n, h in enumerate(hits)]
         heapq.heapify(heap)
         seen: Counter[str] = Counter()
         chosen: list[tuple[SearchHit, int]] = []
+        vectors = _Vectors(min(wanted, len(hits)))  # the chosen ones' (unit) vectors, for one product each
         while heap and len(chosen) < wanted:
             _, memory_id, counted, n = heapq.heappop(heap)
             hit = hits[n]
@@ -357,9 +361,10 @@ class RecallService:
             if repeats != counted and factor < 1.0:
                 heapq.heappush(heap, (-scores[memory_id].score * factor ** repeats, memory_id, repeats, n))
                 continue
-            if self._near_duplicate(hit, [c for c, _ in chosen]):
+            if hit.vector is not None and vectors.nearest(hit.vector) >= limit:
                 continue
             chosen.append((hit, repeats))
+            vectors.add(hit.vector)
             seen.update(set(hit.record.source_message_ids))
         return chosen
 
@@ -393,12 +398,6 @@ class RecallService:
                 r.importance, w, domain_overlap(asked, domains_of(r.content)))
             for r in records
         }
-
-    def _near_duplicate(self, hit: SearchHit, chosen: list[SearchHit]) -> bool:
-        if hit.vector is None:
-            return False
-        limit = self.config.recall.near_duplicate_cosine
-        return any(c.vector is not None and cosine(hit.vector, c.vector) >= limit for c in chosen)
 
     def _item(self, kind: str, record: MemoryRecord, parts: ScoreParts,
               req: RecallRequest | None = None, source_repeats: int = 0,
@@ -469,6 +468,28 @@ class RecallService:
             top_relevance=max(scores, default=0.0),
             avg_relevance=sum(scores) / len(scores) if scores else 0.0, deadline_exceeded=exceeded,
         )
+
+
+class _Vectors:
+    """Up to `size` unit vectors, and the largest cosine of one more with any of them."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._rows: np.ndarray | None = None
+        self._count = 0
+
+    def add(self, vector: np.ndarray | None) -> None:
+        if vector is None:
+            return
+        if self._rows is None:
+            self._rows = np.empty((self._size, vector.shape[0]), dtype=vector.dtype)
+        self._rows[self._count] = vector
+        self._count += 1
+
+    def nearest(self, vector: np.ndarray) -> float:
+        if self._rows is None or not self._count:
+            return -1.0
+        return float(np.max(self._rows[:self._count] @ vector))
 
 
 def _ranked_within(items: list[RecalledItem], wanted: int) -> list[RecalledItem]:

@@ -63,3 +63,16 @@ def test_a_quote_the_budget_drops_leaves_the_items_details_too() -> None:
         packing = pack([item], "Tell me about my dog", budget)
         for kept in packing.kept:
             assert bool(kept.context_turns) == ("evidence" in kept.details), f"budget {budget}"
+
+
+def test_the_recall_caches_keyed_by_text_empty_with_an_erasure() -> None:
+    from engram.core.text_caches import clear_text_caches
+    from engram.recall.evidence import showable
+    from engram.recall.profile import _changes
+
+    showable("We adopted a greyhound. The vet is near Alfama.", frozenset())
+    superseded([_entry("home", "User lives in Lisbon", 0)])
+    assert _changes.cache_info().currsize
+    clear_text_caches()
+    from engram.recall.evidence import _sentences
+    assert _sentences.cache_info().currsize == 0 and _changes.cache_info().currsize == 0
