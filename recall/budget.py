@@ -182,3 +182,17 @@ def _checked(kept: list[RecalledItem], items: Sequence[RecalledItem], question: 
     left_out = [i for i in items if (i.kind, i.item_id) not in kept_ids
                 and not (i.kind in _ENTRY and i.item_id in entries)]
     return Packing(kept, left_out, section, tokens)
+
+
+def ranked_within(items: list[RecalledItem], wanted: int) -> list[RecalledItem]:
+    """The items with at most `wanted` ranked ones (notes and turns), the best: the ranking is read deeper
+    than that so that the turns the short-term window shows take no ranked slot."""
+    ranked = 0
+    out = []
+    for item in items:
+        if item.kind in FLOWING:
+            ranked += 1
+            if ranked > wanted:
+                continue
+        out.append(item)
+    return out

@@ -25,6 +25,7 @@ from engram.core.domains import domains_of, may_show
 from engram.core.text import clip_tokens, estimate_tokens, terms
 from engram.core.text_caches import registered
 from engram.projections.ports import MemoryStore, RecentTurn, TurnHit
+from engram.schemas.memory import MemoryRecord
 
 from .context import RecalledItem
 
@@ -213,3 +214,11 @@ def without_turns(items: Sequence[RecalledItem], shown: set[str]) -> list[Recall
                            tokens=estimate_tokens(item.text) + sum(estimate_tokens(t) for _, t in quoted))
         out.append(item)
     return out
+
+
+def withheld_turns(gone: set[str], records: list[MemoryRecord], replaced: list[MemoryRecord]) -> frozenset[str]:
+    """The source turns of facts no longer held: entries a later change superseded (`gone`, among `records`)
+    and memories consolidation `replaced`. Shown on their own they would bring the old fact back (a
+    forgotten memory's turns are withdrawn from the store itself)."""
+    stale = [r for r in records if r.memory_id in gone] + replaced
+    return frozenset(m for r in stale for m in r.source_message_ids if m)

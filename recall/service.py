@@ -42,8 +42,8 @@ from engram.schemas.base import stable_id
 from engram.schemas.events import RecallServed
 from engram.schemas.memory import MemoryRecord
 
-from .budget import FLOWING, pack
-from .evidence import FusionInput, fuse, showable, without_turns
+from .budget import pack, ranked_within
+from .evidence import FusionInput, fuse, showable, withheld_turns, without_turns
 from .context import RecalledItem, build_messages
 from .deadline import PARTS, PartMissed, RecallPool, gather
 from .global_cards import select_cards
@@ -185,7 +185,7 @@ class RecallService:
             if session_known and "recent" in parts:
                 recent = [{"role": t.role, "content": t.content} for t in parts["recent"]]
                 gathered = without_turns(gathered, {t.message_id for t in parts["recent"]})
-            gathered = _ranked_within(gathered, request.limit or self.config.recall.result_limit)
+            gathered = ranked_within(gathered, request.limit or self.config.recall.result_limit)
         retrieval_ms = deadline.elapsed_ms()
         build_start = time.perf_counter()
         packing = pack(gathered, request.question, request.token_budget or self.config.recall.token_budget)
@@ -318,7 +318,7 @@ class RecallService:
                                               for m in r.source_message_ids}
         ask = FusionInput(req.tenant, req.user, req.question, frozenset(hidden),
                           cfg.turn_candidates, cfg.fusion_k, cfg.evidence_tokens, cfg.turn_weight,
-                          cfg.evidence_top, _withheld(gone, [*profile, *(h.record for h in found)], replaced))
+                          cfg.evidence_top, withheld_turns(gone, [*profile, *(h.record for h in found)], replaced))
         # deeper by the window's size: its turns leave the ranking once the window is read (`recall`), and
         # this part does not wait on that read (the parts are independent under the deadline)
         fused = fuse(self.store, ask, memories, wanted + 2 * cfg.recent_rounds)
@@ -490,28 +490,6 @@ class _Vectors:
         if self._rows is None or not self._count:
             return -1.0
         return float(np.max(self._rows[:self._count] @ vector))
-
-
-def _ranked_within(items: list[RecalledItem], wanted: int) -> list[RecalledItem]:
-    """The items with at most `wanted` ranked ones (notes and turns), the best: the ranking is read deeper
-    than that so that the turns the short-term window shows take no ranked slot."""
-    ranked = 0
-    out = []
-    for item in items:
-        if item.kind in FLOWING:
-            ranked += 1
-            if ranked > wanted:
-                continue
-        out.append(item)
-    return out
-
-
-def _withheld(gone: set[str], records: list[MemoryRecord], replaced: list[MemoryRecord]) -> frozenset[str]:
-    """The source turns of facts no longer held: entries a later change superseded (`gone`, among `records`)
-    and memories consolidation `replaced`. Shown on their own they would bring the old fact back (a
-    forgotten memory's turns are withdrawn from the store itself)."""
-    stale = [r for r in records if r.memory_id in gone] + replaced
-    return frozenset(m for r in stale for m in r.source_message_ids if m)
 
 
 def _injected_ids(items: list[RecalledItem]) -> tuple[str, ...]:
