@@ -12,6 +12,11 @@ Three mechanisms for confirmed assistant text:
   Friday") is the decision.
 - options: a clause that lists alternatives or offers a possibility ("you could",
   "the options are", "either … or", "可以考虑", "也可以", "要么") decides nothing.
+- affirmed commitment: an acceptance ("Yes", "Sure", "Will do", "可以", "好的")
+  followed by a commitment ("Yes - I'll keep a running list of the contracts",
+  "可以，我每周五帮你汇总周报") confirms by itself, like "agreed"; so does the
+  naming idiom "Postgres it is". A commitment to an explanation inside the
+  answer ("Sure, I'll explain how closures work") promises nothing to remember.
 - deferral: a sentence that hands the decision to someone else ("that's your
   lead's call", "once she decides", "up to you", "要等老板决定", "由你们定",
   "待定") records nothing, not even the plan made conditional on it.
@@ -24,11 +29,19 @@ import re
 _I = re.IGNORECASE
 _EN_COMMIT = re.compile(
     r"\b(?:i|we)(?:'ll| will| am going to|'m going to| are going to|'re going to)\s+"
-    r"(?!(?:keep|bear|think|try|see|consider|be happy|be glad|need|have to|let you know if|wait|look into whether)\b)"
+    r"(?!(?:keep (?:that|this|it|those|these|them)? ?in mind|keep in mind|bear|think|try|see|consider|be happy|be glad|need|have to|let you know if|wait|look into whether)\b)"
     r"(?:(?:also|then|now|first|personally|gladly)\s+)?[a-z]{2,}\b\s+\S+", _I)
 _ZH_COMMIT = re.compile(r"(?:我|我们)(?:来|负责)[\u4e00-\u9fffA-Za-z]{2,}"
                         r"|(?:我|我们)(?:帮你|帮您|给你|给您|替你|会|将|每天|每周[一二三四五六日天]?|以后)"
                         r"(?:[^，,。]{0,8}?)(?:整理|汇总|发|提醒|检查|跟进|写|做|准备|安排|更新|同步|盯|处理|提交|通知|推送|联系|预订|订)")
+_EN_ACCEPT = re.compile(
+    r"^(?:(?:oh|ok(?:ay)?|well)[,!.]?\s+)?(?:yes|yep|yeah|sure(?: thing)?|of course|absolutely|certainly|definitely|will do|can do|"
+    r"happy to|glad to|on it|you got it|got it|no problem|sounds good)\b", _I)
+_ZH_ACCEPT = re.compile(r"^(?:可以|好的?|行|没问题|当然|收到|明白|嗯|OK|ok)(?:的|啊|呀|吧)?[,，!！。:：\s]")
+_EN_IN_ANSWER = re.compile(
+    r"\b(?:i|we)(?:'ll| will)\s+(?:(?:now|first|just)\s+)?(?:explain|walk you|show you|break (?:it|this|that) down|go (?:over|through)|"
+    r"describe|outline|clarify|answer|cover|compare|elaborate|illustrate|start by|begin by|give you an? (?:overview|example|summary))\b", _I)
+_NAMING_IDIOM = re.compile(r"(?:^|[,.!;:]\s*)[A-Z][\w.+#-]*(?:\s+[A-Z0-9][\w.+#-]*)?\s+it is\s*(?:[-–—,.;!]|$)")
 _EN_COMMIT_SPLIT = re.compile(r"\s+and\s+(?=(?:i|we)(?:'ll| will)\b)", _I)
 _EN_STATEMENT = re.compile(r"^(?:the|our|your|this|that)\s+[\w' -]{2,40}?\s+(?:is|are|will be|stays|goes)\s+\S+", _I)
 _EN_OPTION = re.compile(
@@ -64,6 +77,16 @@ def en_split(sentence: str) -> list[str]:
 def en_confirmed_statement(clause: str) -> bool:
     """A plain statement in a confirmed sentence ("Agreed, the API freeze is Friday") is the decision."""
     return _EN_STATEMENT.match(clause) is not None
+
+
+def affirmed_commitment(text: str) -> bool:
+    """An acceptance followed by a commitment, or a "<Name> it is" choice: the assistant text confirms itself."""
+    stripped = text.strip()
+    if _NAMING_IDIOM.search(stripped):
+        return True
+    if _ZH_ACCEPT.match(stripped):
+        return zh_commitment(stripped)
+    return _EN_ACCEPT.match(stripped) is not None and en_commitment(stripped) and not _EN_IN_ANSWER.search(stripped)
 
 
 def is_option(clause: str) -> bool:
