@@ -21,6 +21,7 @@ Mechanisms:
   events are context, not notes (its stative facts are still read).
 - learning how (Chinese): "想学怎么…" is a goal whose 怎么 is part of the object,
   not a question.
+- emphatic 是 (Chinese): "我是在苏州工作的" says where the user works, like "我在苏州工作".
 - repetition for emphasis ("really, really", "hate, hate, HATE") is one word,
   and a Chinese "still" (还是, 依然) before a fact is dropped, so a repeated
   fact is recognised as the same one.
@@ -89,6 +90,15 @@ def _first_word(text: str) -> str:
     return words[0] if words else ""
 
 
+_ZH_EMPHATIC_SHI = re.compile(r"^(?P<adv>现在|目前|一直)?是(?=在[^,，。]{1,12}?(?:工作|上班|住|生活|读书|上学|定居|实习)(?:的)?$)")
+
+
+def zh_emphatic_shi(body: str) -> str:
+    """ "是在苏州工作(的)" -> "在苏州工作": the emphatic 是…的 frame says where, like the plain clause."""
+    body = _ZH_EMPHATIC_SHI.sub(lambda m: m.group("adv") or "", body)
+    return body[:-1] if body.endswith("工作的") or body.endswith("上班的") or body.endswith("住的") else body
+
+
 def zh_without_still(body: str) -> str:
     """ "还是每天跑步" -> "每天跑步": "still" repeats a fact, it does not change it."""
     return _ZH_STILL.sub(lambda m: m.group("s") or "", body)
@@ -117,6 +127,14 @@ _NOT_IN_NOUN_PHRASE = frozenset(
 )
 
 
+_EN_CONDITION = re.compile(
+    r"^(?:(?:type\s*(?:1|2|one|two|i|ii)|mildly|slightly|severely|very|pretty|quite|strictly|mostly|fully)\s+)?"
+    r"(?:diabetic|vegan|vegetarian|pescatarian|celiac|coeliac|lactose[- ]intolerant|gluten[- ]free|asthmatic|epileptic|"
+    r"colou?r[- ]?blind|deaf|hard of hearing|pregnant|sober|teetotal|left[- ]handed|halal|kosher|"
+    r"allergic to\s+\S.*|intolerant to\s+\S.*|(?:a\s+)?(?:non-?)?smoker)$", _I)
+"""A condition named on its own in a self-description ("45 years old, type 1 diabetic, …")."""
+
+
 def telegraphic(clause: str, heading: bool = False) -> str | None:
     """A verbless noun phrase in a self-description, given back its "I" ("truck driver from Gdansk" -> "I'm a …").
 
@@ -124,6 +142,8 @@ def telegraphic(clause: str, heading: bool = False) -> str | None:
     otherwise only a phrase ending in a known job word does.
     """
     text = clause.strip()
+    if _EN_CONDITION.match(text):
+        return f"I'm {text[:1].lower() + text[1:]}"
     if _EN_OWNED.match(text):
         return f"I have {text}"
     if _EN_ROLE_PHRASE.match(text) or _EN_FAN_PHRASE.match(text) or heading and _noun_phrase(text):
@@ -152,7 +172,9 @@ def zh_possessed_place(body: str) -> str | None:
 
 _EN_SELF_INTRO = re.compile(
     r"^(?:(?:a\s+(?:bit|little)|some\s+(?:context|background))\s+about\s+me|about\s+me|(?:quick\s+|short\s+|brief\s+)?"
-    r"(?:intro|introduction|bio|background|context)(?:\s+(?:on|about)\s+me)?|me\s+in\s+(?:a\s+nutshell|brief))$", _I)
+    r"(?:intro|introduction|bio|background|context)(?:\s+(?:on|about)\s+me)?|me\s+in\s+(?:a\s+nutshell|brief))"
+    r"(?:\s+(?:so|first|before|for|to)\b[\w\s']{0,40})?$", _I)
+"""A heading may say what it is for ("Some background so you can help better:")."""
 _ZH_SELF_INTRO = re.compile(r"(?:自我介绍|介绍一下(?:我|自己)|说下我的情况|说一下我的情况|我的(?:基本)?情况|关于我|我的背景)")
 _EN_DANGLING_OPINION = re.compile(
     r"^(?:i|user)\s+(?:think|thinks|guess|guesses|feel|feels|believe|believes|suppose|supposes|reckon|reckons|find|finds)"

@@ -270,7 +270,8 @@ def _main_goal(m: re.Match[str]) -> Draft | None:
     obj = en_object(m.group("v"))
     if len(obj) < 3:
         return None
-    content = f"User's goal is {obj}"
+    when = (m.groupdict().get("when") or "").strip()
+    content = f"User's goal {when} is {obj}" if when else f"User's goal is {obj}"  # time kept with the goal
     return Draft(T.USER_GOAL, content, 0.85, "current", topic_of(obj), False, entities_in(obj))
 
 
@@ -403,7 +404,9 @@ _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Builder], ...] = (
     ("i", ("know", "speak", "use", "write", "code in", "program in"),
      re.compile(rf"^(?:i|we)\s+{_ADV}(?:already\s+|mainly\s+|mostly\s+|also\s+|only\s+|fluently\s+)*(?P<verb>know|speak|use|write|code in|program in)\s+(?P<v>(?!how\b|what\b|that\b|you\b|it\b)[^,;]+)$", _I), _skill),
     ("m", ("goal", "dream", "aim", "objective"),
-     re.compile(r"^my\s+(?:main\s+|current\s+|long[- ]term\s+|biggest\s+|ultimate\s+)?(?:goal|dream|aim|objective)\s+is\s+(?P<v>[^;]+)$", _I), _main_goal),
+     re.compile(r"^my\s+(?:main\s+|current\s+|long[- ]term\s+|biggest\s+|ultimate\s+)?(?:goal|dream|aim|objective)"
+                r"(?P<when>\s+(?:for\s+)?(?:this|next)\s+(?:year|month|week|season|summer|winter|spring|autumn|fall|quarter)"
+                r"|\s+for\s+\d{4})?\s+is\s+(?P<v>[^;]+)$", _I), _main_goal),
     ("o", ("always", "never", "from now on", "in the future", "going forward", "every time"),
      re.compile(r"^(?:please\s+)?(?P<when>always|never|from now on|in the future|going forward|every time)\b[,\s]*(?:please\s+)?(?P<v>[^;]+)$", _I), _standing_wish),
     ("o", ("from now on", "going forward", "in the future"),

@@ -141,6 +141,7 @@ def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
     split = sentences(text)
     task = any(is_task(strip_lead(sentence)) for sentence, _ in split)
     ironic = len(split) > 1 and ironic_turn([sentence for sentence, _ in split])  # one sentence: is_sarcastic
+    introduced = _Turn()  # a name or heading opens a self-description that runs on into the next sentences
     for sentence, is_question in split:
         if is_hypothetical(sentence) or is_sarcastic(sentence) or (ironic and praises(sentence)):
             continue
@@ -148,9 +149,11 @@ def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
         if is_question or is_request(strip_lead(sentence)):
             clauses = statements_around(clauses, _statements_before_question(clauses))
         momentary = is_momentary(sentence) and not is_future(sentence)
-        turn = _Turn(job_change=bool(_JOB_CHANGE.search(text)), task=task or is_vent(sentence))
+        turn = _Turn(job_change=bool(_JOB_CHANGE.search(text)), task=task or is_vent(sentence),
+                     named=introduced.named, described=introduced.described)
         for clause in clauses:
             _clause(clause, turn, out, leftovers, momentary)
+        introduced = turn
     return out
 
 

@@ -31,7 +31,10 @@ _ZH_MEASURED = re.compile(
     rf"{_ZH_AMOUNT}\s*(?:[万千]\d|{_ZH_UNIT})(?:左右|出头|多|一个月|每月|一年)?$"
 )
 _ZH_NOT_KEY = re.compile(r"^(?:你|您|他|她|它|这|那|哪|谁|什么|多少|几)")
-_ZH_DURATION_FACT = re.compile(rf"^在[^,，。]{{1,10}}(?:工作|上班|实习|任职|读书|念书|生活|住|待)(?:过|了)?{_ZH_AMOUNT}(?:多)?(?:年|个月|周|天)(?:多)?(?:了)?$")
+_ZH_DURATION_FACT = re.compile(
+    rf"^(?:之前|以前|曾经|过去|已经)?在[^,，。]{{1,10}}?(?:工作|上班|实习|任职|读书|念书|生活|住|待|干|做|教|带|跑)(?:过|了)?"
+    rf"{_ZH_AMOUNT}(?:多)?(?:年|个月|周|天)(?:多)?(?:的)?(?:书|课|学|兵|班|车)?(?:了)?$")
+"""Also with the object the verb keeps after the span ("在青岛教了十二年书") and a past marker ("之前在X待了两年")."""
 _EN_BARE_AGE = re.compile(r"^(?P<v>\d{1,2})(?:\s*(?:years? old|yrs? old|yo|y/o))?$", _I)
 _EN_EMBEDDED_AGE = re.compile(
     r"^(?:i'm|i am)\s+(?:a|an)\s+(?P<v>\d{1,2})[- ]year[- ]old\b|^(?:i'm|i am)\s+(?P<v2>\d{1,2})(?:\s+years old)?\s+and\b", _I)
