@@ -21,7 +21,8 @@ Mechanisms:
   events are context, not notes (its stative facts are still read).
 - learning how (Chinese): "想学怎么…" is a goal whose 怎么 is part of the object,
   not a question.
-- emphatic 是 (Chinese): "我是在苏州工作的" says where the user works, like "我在苏州工作".
+- emphatic 是 (Chinese): "我是在苏州工作的" says where the user works, like "我在苏州工作", and
+  "我是真的很喜欢看纪录片" is a liking like "我真的很喜欢看纪录片".
 - repetition for emphasis ("really, really", "hate, hate, HATE") is one word,
   and a Chinese "still" (还是, 依然) before a fact is dropped, so a repeated
   fact is recognised as the same one.
@@ -90,11 +91,12 @@ def _first_word(text: str) -> str:
     return words[0] if words else ""
 
 
-_ZH_EMPHATIC_SHI = re.compile(r"^(?P<adv>现在|目前|一直)?是(?=在[^,，。]{1,12}?(?:工作|上班|住|生活|读书|上学|定居|实习)(?:的)?$)")
+_ZH_EMPHATIC_SHI = re.compile(r"^(?P<adv>现在|目前|一直)?是(?=在[^,，。]{1,12}?(?:工作|上班|住|生活|读书|上学|定居|实习)(?:的)?$"
+                              r"|(?:真的|真心|确实|的确)(?:很|挺|非常|特别)?(?:喜欢|爱|讨厌|怕|不喜欢|不能|不吃|不喝))")
 
 
 def zh_emphatic_shi(body: str) -> str:
-    """ "是在苏州工作(的)" -> "在苏州工作": the emphatic 是…的 frame says where, like the plain clause."""
+    """ "是在苏州工作(的)" -> "在苏州工作", "是真的喜欢…" -> "真的喜欢…": emphatic 是 says what the plain clause says."""
     body = _ZH_EMPHATIC_SHI.sub(lambda m: m.group("adv") or "", body)
     return body[:-1] if body.endswith("工作的") or body.endswith("上班的") or body.endswith("住的") else body
 

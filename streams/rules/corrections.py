@@ -156,10 +156,11 @@ def parse_correction_note(content: str) -> tuple[str, str] | None:
 
 
 def holds_value(content: str, value: str) -> bool:
-    """The value appears in the content: as a substring in Chinese, as whole words otherwise."""
+    """The value appears in the content: as a substring in Chinese, as whole words otherwise (a Latin word inside
+    Chinese text, "在Google工作", is whole: only Latin letters and digits bound it)."""
     if CJK.search(value):
         return value in content
-    return re.search(rf"(?<![\w]){re.escape(value)}(?![\w])", content, _I) is not None
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(value)}(?![A-Za-z0-9_])", content, _I) is not None
 
 
 def corrected_content(content: str, old: str, new: str) -> str:
@@ -168,10 +169,10 @@ def corrected_content(content: str, old: str, new: str) -> str:
         return content.replace(old, new)
     if _PROPER.fullmatch(new) and " " in new and _PROPER.fullmatch(old):
         # a multi-word name replaces the whole name the old value ends ("Honda Civic" -> "Toyota Corolla")
-        whole = re.compile(rf"(?<![\w])(?:[A-Z][\w-]*\s+)*{re.escape(old)}(?![\w])")
+        whole = re.compile(rf"(?<![A-Za-z0-9_])(?:[A-Z][\w-]*\s+)*{re.escape(old)}(?![A-Za-z0-9_])")
         if whole.search(content):
             return whole.sub(new.replace("\\", r"\\"), content)
-    return re.sub(rf"(?<![\w]){re.escape(old)}(?![\w])", new.replace("\\", r"\\"), content, flags=_I)
+    return re.sub(rf"(?<![A-Za-z0-9_]){re.escape(old)}(?![A-Za-z0-9_])", new.replace("\\", r"\\"), content, flags=_I)
 
 
 _PROPER = re.compile(r"[A-Z][\w-]*(?:\s+[A-Z0-9][\w-]*)*")

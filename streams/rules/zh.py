@@ -420,15 +420,23 @@ def user_drafts(text: str, leftovers: list[str], carried: bool = False) -> list[
         if is_question or _QUESTION.search(clauses[-1] if clauses else ""):
             clauses = clauses[:-1]
         momentary = is_momentary(sentence)
+        explicit_self = bool(explicit_self)  # someone else's subject does not reach into the next sentence
         for clause in clauses:
             explicit_self = _clause(clause, explicit_self, out, leftovers, momentary, job_change)
     return out
 
 
-def _clause(clause: str, carried: bool, out: list[Draft], leftovers: list[str], momentary: bool,
-            job_change: bool) -> bool:
-    """Handle one clause; returns whether the user is (still) the explicit subject."""
+def _clause(clause: str, carried: bool | None, out: list[Draft], leftovers: list[str], momentary: bool,
+            job_change: bool) -> bool | None:
+    """Handle one clause; returns whether the user is (still) the explicit subject, None when someone else is.
+
+    Mechanism (subject carried to a dropped subject): a clause without a subject of its own that continues
+    ("我同事今年刚满30，在学法语") is about whoever the clause before was about, the colleague here.
+    """
     body = zh_without_still(_LEAD.sub("", clause))
+    if carried is None and not (_SELF.match(body) or _TIME_SELF.match(body) or _OTHER_SUBJECT.match(body)) \
+            and (_CONTINUES.match(body) or _STATIVE.match(body) or body.startswith(("刚", "在"))):
+        return None
     if is_self_intro(body) and not _SELF.match(body):
         return True
     value = _VALUE.match(body) if "对我" in body else None
@@ -446,11 +454,11 @@ def _clause(clause: str, carried: bool, out: list[Draft], leftovers: list[str], 
         relative = _RELATIVE.match(body)
         if relative is not None:
             _relative(relative, out)
-            return False
+            return None
         if _SOMEONE.match(body):
-            return False
+            return None
     elif _OTHER_SUBJECT.match(body) and not body.startswith(("你以后", "你们以后", "你今后")):
-        return False
+        return None if not body.startswith(("你", "您")) else False
     if not body or _QUESTION.search(body) and not learns_how(body) or _FOLLOW_UP.search(body):
         return subject is not None or carried
     drafts = zh_timed(body, _graded) or _employer(body, job_change) or zh_deadline(body)
