@@ -7,6 +7,9 @@ Two mechanisms, in both languages:
   printer, a pointless meeting, 加班, 堵车) is read as its opposite when
   something else marks it: an irony cue at the start ("Oh sure,", "Wonderful,",
   "呵呵"), an intensifier, or repetition ("another", "again", "又").
+- repeated mishap (Chinese): "又…了" (it happened again) makes its clause a
+  nuisance, whatever the mishap ("deadline 又提前了，真是 amazing 啊，我好爱我们老板");
+  in code-switched text the English nuisances count too.
 - mock claim: an irony cue followed by a justification ("Sure, because I …")
   or an over-sure claim ("Oh great, I clearly have time for …"). Plain
   praise with nothing marking it ("I love early mornings") is taken at face value.
@@ -50,11 +53,14 @@ _EN_MARK = re.compile(r"\b(?:another|again|yet again|just|absolutely|totally|so 
 _EN_PRONOUN_PRAISE = re.compile(r"^(?:i|we)\s+(?:just\s+|really\s+|absolutely\s+|totally\s+)?(?:love|adore|enjoy)\s+"
                                 r"(?:those|these|that|it|them)\b", _I)
 
-_ZH_CUE = re.compile(r"^(?:呵呵|呵|哈哈+|太好了|好极了|真棒|真好|好啊|棒极了|行吧)")
+_ZH_CUE = re.compile(r"^(?:呵呵|呵|哈哈+|太好了|好极了|真棒|真好|好啊|棒极了|行吧|哇哦|哇塞|哇)")
 _ZH_PRAISE = re.compile(r"快乐|开心|幸福|享受|喜欢|爱死|最爱|真爱|好爱|超爱|太爽|真爽|真好|真棒|美滋滋")
 _ZH_NUISANCE = re.compile(r"加班|堵车|排队|开会|凌晨|熬夜|延误|取消|坏了|死机|周一|通勤|改需求|催|报销|bug|故障|下雨|雾霾|挤地铁|"
                           r"返工|背锅|扣工资|调休", _I)
 _ZH_MARK = re.compile(r"可真|真是|太|又|再一次|简直|最|呢$")
+_ZH_EMPHATIC_MARK = re.compile(r"可真|真是|简直|太[^,，。]{0,4}了")
+_ZH_AGAIN = re.compile(r"又[^,，。！!？?]{1,8}了")
+"""A mishap told as happening again ("deadline 又提前了", "又下雨了") is a nuisance whatever it is."""
 
 
 def is_ironic(sentence: str) -> bool:
@@ -66,8 +72,10 @@ def is_ironic(sentence: str) -> bool:
         return True
     if _EN_PRAISE.search(text) and _EN_NUISANCE.search(text):
         return bool(_EN_CUE.search(text) or _EN_MARK.search(text))
-    if _ZH_PRAISE.search(text) and _ZH_NUISANCE.search(text):
+    if _ZH_PRAISE.search(text) and (_ZH_NUISANCE.search(text) or _EN_NUISANCE.search(text)):
         return bool(_ZH_CUE.search(text) or _ZH_MARK.search(text))
+    if _ZH_PRAISE.search(text) and _ZH_AGAIN.search(text):
+        return bool(_ZH_CUE.search(text) or _ZH_EMPHATIC_MARK.search(text))  # 又 alone marks the mishap, not irony
     return False
 
 
