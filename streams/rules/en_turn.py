@@ -43,7 +43,7 @@ from .mood import is_hypothetical, is_momentary, is_sarcastic
 from .narrative import (dated, dropped_subject, front_time, is_event, is_gerund_subject, is_phatic,
                         is_presentative, is_task, narrative_draft)
 from .person import _objects, third_person
-from .quantities import en_bare_age, en_embedded_age
+from .quantities import en_bare_age, en_embedded_age, en_measured, en_turning
 
 _I = re.IGNORECASE
 _CLAUSE_SPLIT = re.compile(
@@ -63,7 +63,12 @@ _DROPPED_SUBJECT = re.compile(
     r"teaching|love|hate|prefer|became|studying|learning|trying|planning|based|doing|[a-z]{3,}ing)\b",
     _I,
 )
-_JOB_CHANGE = re.compile(r"\b(?:left|quit|joined|new job|switched jobs|changed jobs|laid off|resigned)\b", _I)
+_JOB_CHANGE = re.compile(r"\b(?:left|quit|joined|new job|switched jobs|changed jobs|laid off|resigned|"
+                         r"start(?:ing)? (?:at|with)|joining)\b", _I)
+_BARE_AT = re.compile(r"^(?:(?:currently|now|still|for now)\s+)*(?:at|with)\s+(?P<v>(?-i:[A-Z])\S*(?:\s+(?-i:[A-Z])\S*)*)$", _I)
+"""In a turn about changing jobs, "currently still at Square" is the employer now."""
+_SHARED_IM = re.compile(r"^(?P<h>(?:i'm|i am)\s+[\w-]+)\s+and\s+(?P<g>[a-z]{3,}ing\b.*)$", _I)
+"""Mechanism (shared "I'm"): "I'm gluten-free and cooking just for myself" is two facts, "and" sharing the "I'm"."""
 _NOW_AT = re.compile(r"^i'?m\s+(?:now\s+)?at\s+(?P<v>(?-i:[A-Z])\S*(?:\s+(?-i:[A-Z])\S*)*)$", _I)
 _APPOSITION = re.compile(r"^(?:a|an)\s+\S", _I)
 _AS_ROLE = re.compile(rf"^(?:as|being)\s+(?P<v>(?:a|an)\s+(?!(?:result|matter|whole|rule|side|reminder|bonus|"
@@ -159,7 +164,13 @@ def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
 
 def _clauses(sentence: str) -> list[str]:
     parts = _CLAUSE_SPLIT.split(sentence.strip().rstrip(".!?…"))
-    return [c.strip(" ,.;:!?…\"'") for c in parts if c and c.strip(" ,.;:!?…\"'")]
+    clauses = [c.strip(" ,.;:!?…\"'") for c in parts if c and c.strip(" ,.;:!?…\"'")]
+    return [part for clause in clauses for part in _shared_im(clause)]
+
+
+def _shared_im(clause: str) -> list[str]:
+    m = _SHARED_IM.match(clause)
+    return [m.group("h"), f"I'm {m.group('g')}"] if m else [clause]
 
 
 def _statements_before_question(clauses: list[str]) -> list[str]:
@@ -183,7 +194,7 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
         return
     body, when = front_time(body)
     noted = en_deadline(body) if turn.subject != "other" else None
-    noted = noted or (en_bare_age(body) if turn.subject == "user" or turn.named else None)
+    noted = noted or (en_bare_age(body) if turn.subject == "user" or turn.named else None) or en_turning(body)
     if noted is not None:
         out.append(noted)
         return
@@ -248,6 +259,10 @@ def _resolve(body: str, turn: _Turn) -> str:
 
 
 def _implicit(body: str, turn: _Turn) -> str:
+    now_at = _BARE_AT.match(body) if turn.job_change else None
+    if now_at:
+        turn.subject = "user"
+        return f"I work at {now_at.group('v')}"
     described = telegraphic(body) if turn.subject == "user" or turn.named else None
     if described is not None:
         turn.subject = "user"
@@ -317,7 +332,7 @@ def _leftover(clause: str, leftovers: list[str], when: str = "") -> None:
     if is_dangling_opinion(clause):
         return
     count = content_words(clause)
-    if count > 1 or (count and len(_WORD.findall(clause)) > 4) or (when and is_event(clause)):
+    if count > 1 or (count and (len(_WORD.findall(clause)) > 4 or en_measured(clause))) or (when and is_event(clause)):
         leftovers.append(dated(third_person(clause), when))
 
 

@@ -11,6 +11,10 @@ Mechanisms:
   been held, two notes, the number kept in the second.
 - bare age (English): in a list of facts about the user, a clause that is only
   a number of years ("68", "41 years old") is the user's age.
+- age to come (English): "I'm turning 40 in March" is a fact with its date, not
+  a plan and not the present age.
+- measured clause (English): a first-person clause with an amount and its unit
+  ("I weigh about 82 kg") is kept even when it has few other words.
 - embedded age (English): "a 27-year-old paramedic" / "I'm 27 and …" gives the
   age as well as the rest of the clause.
 """
@@ -62,6 +66,27 @@ def en_bare_age(clause: str) -> Draft | None:
     if m is None or not 10 <= int(m.group("v")) <= 110:
         return None
     return _age(m.group("v"))
+
+
+_EN_TURNING = re.compile(r"^(?:i'm|i am|i'll be)\s+turning\s+(?P<v>\d{1,3})\b(?P<when>\s+(?:in|on|next|this)\b[^,;]*)?$", _I)
+_EN_MEASURE = re.compile(
+    r"\b\d+(?:[.,]\d+)?\s*(?:kg|kgs|kilos?|lbs?|pounds|g|km|miles?|m|cm|feet|ft|inches|hours?|hrs?|minutes?|mins?|"
+    r"days?|weeks?|months?|years?|words?|pages?|people|steps|calories|k|%|percent|dollars|euros?|usd|eur|gbp)\b"
+    r"|[$€£¥]\s*\d", _I)
+
+
+def en_turning(clause: str) -> Draft | None:
+    """ "I'm turning 40 in March" -> "User turns 40 in March": an age to come, kept with its date."""
+    m = _EN_TURNING.match(clause.strip())
+    if m is None or not 1 <= int(m.group("v")) <= 120:
+        return None
+    when = (m.group("when") or "").strip()
+    return Draft(T.USER_FACT, f"User turns {m.group('v')}" + (f" {when}" if when else ""), 0.8, None, "age")
+
+
+def en_measured(clause: str) -> bool:
+    """The clause gives an amount with its unit ("about 82 kg", "90 minutes", "$40k")."""
+    return _EN_MEASURE.search(clause) is not None
 
 
 def en_embedded_age(clause: str) -> Draft | None:
