@@ -121,7 +121,7 @@ def _en_clause(clause: str, confirmed: bool = False) -> Draft | None:
         content = f"Going with {named.group('v')}"
         return Draft(T.ASSISTANT_DECISION, content, 0.75, None, topic_of(named.group("v")) or None, False,
                      entities_in(content))
-    kind = _kind(clause, _EN_KINDS[:1])
+    kind = _kind(clause, _EN_KINDS[:1]) or _kind(clause, _EN_KINDS[2:3])  # a decision, or an action by its verb
     if kind is None and confirmed and _EN_WILL.search(clause):
         kind = T.ASSISTANT_DECISION  # "Agreed, we'll ship on the first Monday": the commitment is the decision
     if kind is None and en_commitment(clause) and not _EN_REASONING.search(clause):

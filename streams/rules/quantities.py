@@ -36,8 +36,8 @@ _ZH_MEASURED = re.compile(
 )
 _ZH_NOT_KEY = re.compile(r"^(?:你|您|他|她|它|这|那|哪|谁|什么|多少|几)")
 _ZH_DURATION_FACT = re.compile(
-    rf"^(?:之前|以前|曾经|过去|已经)?在[^,，。]{{1,10}}?(?:工作|上班|实习|任职|读书|念书|生活|住|待|干|做|教|带|跑)(?:过|了)?"
-    rf"{_ZH_AMOUNT}(?:多)?(?:年|个月|周|天)(?:多)?(?:的)?(?:书|课|学|兵|班|车)?(?:了)?$")
+    rf"^(?:之前|以前|曾经|过去|已经)?在[^,，。]{{1,10}}?(?:工作|上班|实习|任职|读书|念书|生活|[\u4e00-\u9fff](?=过|了))(?:过|了)?"
+    rf"{_ZH_AMOUNT}(?:多)?(?:年|个月)(?:多)?(?:的)?[\u4e00-\u9fff]?(?:了)?$")
 """Also with the object the verb keeps after the span ("在青岛教了十二年书") and a past marker ("之前在X待了两年")."""
 _EN_BARE_AGE = re.compile(r"^(?P<v>\d{1,2})(?:\s*(?:years? old|yrs? old|yo|y/o))?$", _I)
 _EN_EMBEDDED_AGE = re.compile(

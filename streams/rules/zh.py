@@ -321,7 +321,7 @@ _TIME = r"(?:\d{1,2}点|[早晚]上|上午|下午|中午|凌晨|周末|工作日
 _LEISURE = r"(?:周末|晚上|业余时间|业余|空闲时|有空的?时候|有空|闲下来|下班后|放假)(?:的时候)?(?:也|都|就)?"
 """When a liking is indulged ("周末喜欢打羽毛球") does not make it less of a preference."""
 _EMPLOYER_KIND = (r"(?:现在|目前)?在(?P<p>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:的)?(?:一家|一个|家)(?P<org>[^,，。]{1,8}?"
-                  r"(?:公司|工作室|企业|医院|学校|银行|工厂|机构|创业公司|外企|国企|事务所|餐厅|店))"
+                  r"(?:公司|工作室|企业|学校|银行|机构|外企|国企|事务所|餐厅|院|所|中心|厂|店|馆|社|台))"
                   r"(?:做|当|担任|上班|工作)(?P<v>[^,，。]{0,10})$")
 """An employer described by its kind ("在成都一家游戏公司做原画"): the city, the employer and the role."""
 
@@ -410,7 +410,7 @@ def user_drafts(text: str, leftovers: list[str], carried: bool = False) -> list[
     "离职") makes a bare "现在在X" the new employer.
     """
     out: list[Draft] = []
-    explicit_self = carried
+    explicit_self: bool | None = carried
     job_change = bool(_JOB_CHANGE.search(text))
     text = re.sub(r"(对(?:我|我们)(?:来说|而言))[,，]\s*", r"\1", text)
     for sentence, is_question in sentences(_NOT_BUT.sub(r"\1\2", squeeze_cjk(text))):
