@@ -21,6 +21,8 @@ Mechanisms:
   events are context, not notes (its stative facts are still read).
 - learning how (Chinese): "想学怎么…" is a goal whose 怎么 is part of the object,
   not a question.
+- employer by kind (Chinese): "在成都一家游戏公司做原画" is the city, the
+  employer and the role, three notes.
 - emphatic 是 (Chinese): "我是在苏州工作的" says where the user works, like "我在苏州工作", and
   "我是真的很喜欢看纪录片" is a liking like "我真的很喜欢看纪录片".
 - repetition for emphasis ("really, really", "hate, hate, HATE") is one word,
@@ -36,6 +38,9 @@ from __future__ import annotations
 
 import re
 
+from engram.schemas.memory import MemoryType as T
+
+from .common import Draft, entities_in, topic_of, zh_object
 from .en import _JOBS
 
 _I = re.IGNORECASE
@@ -205,3 +210,18 @@ def is_vent(sentence: str) -> bool:
 def learns_how(body: str) -> bool:
     """ "想学一下怎么用AI备课": the 怎么 belongs to what is learnt, so the clause is a goal, not a question."""
     return _ZH_LEARN_HOW.search(body) is not None
+
+
+ZH_EMPLOYER_KIND = re.compile(r"^(?:现在|目前)?在(?P<p>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:的)?(?:一家|一个|家)(?P<org>[^,，。]{1,8}?"
+                              r"(?:公司|工作室|企业|学校|银行|机构|外企|国企|事务所|餐厅|院|所|中心|厂|店|馆|社|台))"
+                              r"(?:做|当|担任|上班|工作)(?P<v>[^,，。]{0,10})$")
+"""An employer described by its kind ("在成都一家游戏公司做原画"): the city, the employer and the role."""
+
+
+def zh_employer_kind(m: re.Match[str]) -> tuple[Draft, ...]:
+    place, org, role = m.group("p"), m.group("org"), zh_object(m.group("v")).removesuffix("的")
+    out = [Draft(T.USER_FACT, f"用户在{place}工作", 0.8, "location", None, False, (place,)),
+           Draft(T.USER_FACT, f"用户在{place}的一家{org}工作", 0.75, None, topic_of(org), False, entities_in(org))]
+    if role:
+        out.append(Draft(T.USER_PROFILE, f"用户的工作是{role}", 0.8, "occupation", topic_of(role), False, entities_in(role)))
+    return tuple(out)

@@ -17,7 +17,7 @@ from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, first_draft, entities_in, sentences, squeeze_cjk, topic_of, zh_object
 from .degree import zh_graded
-from .clauses import is_self_intro, learns_how, zh_emphatic_shi, zh_possessed_place, zh_without_still
+from .clauses import ZH_EMPLOYER_KIND, is_self_intro, learns_how, zh_emphatic_shi, zh_employer_kind, zh_possessed_place, zh_without_still
 from .quantities import zh_duration, zh_measured, zh_role_duration
 from .tense import planned, zh_deadline, zh_timed
 from .mood import is_hypothetical, is_momentary, is_sarcastic
@@ -320,21 +320,6 @@ _TIME = r"(?:\d{1,2}点|[早晚]上|上午|下午|中午|凌晨|周末|工作日
 
 _LEISURE = r"(?:周末|晚上|业余时间|业余|空闲时|有空的?时候|有空|闲下来|下班后|放假)(?:的时候)?(?:也|都|就)?"
 """When a liking is indulged ("周末喜欢打羽毛球") does not make it less of a preference."""
-_EMPLOYER_KIND = (r"(?:现在|目前)?在(?P<p>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:的)?(?:一家|一个|家)(?P<org>[^,，。]{1,8}?"
-                  r"(?:公司|工作室|企业|学校|银行|机构|外企|国企|事务所|餐厅|院|所|中心|厂|店|馆|社|台))"
-                  r"(?:做|当|担任|上班|工作)(?P<v>[^,，。]{0,10})$")
-"""An employer described by its kind ("在成都一家游戏公司做原画"): the city, the employer and the role."""
-
-
-def _employer_kind(m: re.Match[str]) -> tuple[Draft, ...]:
-    place, org, role = m.group("p"), m.group("org"), zh_object(m.group("v")).removesuffix("的")
-    out = [Draft(T.USER_FACT, f"用户在{place}工作", 0.8, "location", None, False, (place,)),
-           Draft(T.USER_FACT, f"用户在{place}的一家{org}工作", 0.75, None, topic_of(org), False, entities_in(org))]
-    if role:
-        out.append(Draft(T.USER_PROFILE, f"用户的工作是{role}", 0.8, "occupation", topic_of(role), False, entities_in(role)))
-    return tuple(out)
-
-
 # Rules on the clause body after the subject; `fp` = needs the user to be the subject.
 _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(r"^(?:以后|你可以|可以|就)?叫我(?P<v>[^,，。]{1,12})$"), _name),
@@ -367,7 +352,7 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(rf"^{_ADV}(?P<neg>讨厌|厌恶|受不了|反感|烦|害怕|怕)(?P<verb>)(?P<v>[^,，。]{{1,24}})$"), _dislike),
     (re.compile(rf"^{_ADV}(?P<neg>不能|没法|无法)(?P<verb>吃|喝|碰|用|熬夜)(?P<v>[^,，。]{{0,16}})$"), _cannot),
     (re.compile(rf"^{_ADV}(?P<neg>不|从不|从来不|不再|很少)(?P<verb>吃|喝|抽|碰|用|看|玩)(?P<v>[^,，。]{{1,16}})$"), _dislike),
-    (re.compile(rf"^{_EMPLOYER_KIND}"), _employer_kind),
+    (ZH_EMPLOYER_KIND, zh_employer_kind),
     (re.compile(rf"^{_ADV}(?:{_LEISURE})?(?:很|非常|特别|比较|最|挺|超级|超|更)*(?P<verb>喜欢|热爱|偏好|偏爱|喜爱|爱吃|爱喝|爱玩|爱看|爱|迷上了|擅长|习惯)(?P<v>[^,，。]{{1,24}})$"), _like),
     (re.compile(r"^(?:的)?(?:目前的|现在的|长期|最大的)?(?:目标|梦想|理想)(?:是|就是)(?P<v>.{2,30})$"), _main_goal),
     (re.compile(r"^(?:(?:也|还|真的)?(?:希望|想要|想让|要|需要|请))?你?(?:们)?(?P<when>以后|今后|之后|往后|每次|始终|一直|永远)(?P<what>.{2,30})$"), _standing_wish),
