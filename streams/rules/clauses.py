@@ -179,7 +179,7 @@ def zh_possessed_place(body: str) -> str | None:
 
 _EN_SELF_INTRO = re.compile(
     r"^(?:(?:a\s+(?:bit|little)|some\s+(?:context|background))\s+about\s+me|about\s+me|(?:quick\s+|short\s+|brief\s+)?"
-    r"(?:intro|introduction|bio|background|context)(?:\s+(?:on|about)\s+me)?|me\s+in\s+(?:a\s+nutshell|brief))"
+    r"(?:intro|introduction|bio|background|context)(?:\s+(?:on|about)\s+me)?|me\s+in\s+(?:a\s+nutshell|brief)|me)"
     r"(?:\s+(?:so|first|before|for|to)\b[\w\s']{0,40})?$", _I)
 """A heading may say what it is for ("Some background so you can help better:")."""
 _ZH_SELF_INTRO = re.compile(r"(?:自我介绍|介绍一下(?:我|自己)|说下我的情况|说一下我的情况|我的(?:基本)?情况|关于我|我的背景)")

@@ -29,7 +29,7 @@ from .common import Draft
 
 _I = re.IGNORECASE
 _EN_DEGREE = (
-    r"a little bit|a little|a bit|kind of|kinda|sort of|mildly|slightly|somewhat|moderately|fairly|"
+    r"a little bit|a little|a bit|kind of|kinda|sort of|mildly|slightly|somewhat|moderately|fairly|quite|rather|"
     r"severely|extremely|seriously|deeply|very|highly|terribly"
 )
 _EN_LIFT = re.compile(rf"^(?P<subj>i|i'm|i am|we|we're|we are)\s+(?P<deg>{_EN_DEGREE})\s+(?=\w)", _I)

@@ -190,6 +190,7 @@ def _like(m: re.Match[str]) -> Draft | None:
     obj = en_object(m.group("v"))
     if not obj or _NOT_OBJECT.match(obj) or len(obj.split()) > 6:
         return None
+    obj = re.sub(r"\bmy\b", "their", obj, flags=_I)  # the note is in the third person: "loves their job"
     verb = m.group("verb").lower()
     said = _SIMPLE_VERB.get(verb) or f"is {verb}"
     topic = topic_of(re.split(r"\s+(?:over|to|than|rather than|instead of)\s+", obj, maxsplit=1, flags=_I)[0])
@@ -264,6 +265,14 @@ def _diet(m: re.Match[str]) -> Draft:
     diet = m.group("v").lower()
     attribute = "diet" if diet in _DIETS else None
     return Draft(T.USER_CONSTRAINT, f"User is {diet}", 0.85, attribute, "diet" if attribute else diet, False)
+
+
+def _fear(m: re.Match[str]) -> Draft | None:
+    """ "I'm scared of dogs": something to spare the user, a negative preference like "怕狗"."""
+    obj = en_object(m.group("v"))
+    if len(obj) < 3:
+        return None
+    return Draft(T.USER_PREFERENCE, third_person(m.group(0)), 0.8, None, topic_of(obj), True, entities_in(obj))
 
 
 def _main_goal(m: re.Match[str]) -> Draft | None:
@@ -377,10 +386,12 @@ _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Builder], ...] = (
      re.compile(r"^(?:i|we)(?:'ve|\s+have)\s+been\s+(?P<verb>)in\s+(?P<v>(?-i:[A-Z])[^,;]*?)\s+(?:for|since)\s+\S.*$", _I), _location),
     ("i", ("from", "grew up"),
      re.compile(r"^(?:i'm|i am|i come|we're|we are)\s+(?:originally\s+)?from\s+(?P<v>[^,;]+)$|^(?:i|we)\s+grew up in\s+(?P<v2>[^,;]+)$", _I), _hometown),
+    ("i", ("afraid", "scared", "terrified", "frightened"),
+     re.compile(r"^(?:i'm|i am)\s+(?:really\s+|very\s+|so\s+)?(?:afraid|scared|terrified|frightened)\s+of\s+(?P<v>[^,;]+)$", _I), _fear),
     ("i", ("allergic",),
      re.compile(r"^(?:i'm|i am)\s+(?:very\s+|severely\s+|really\s+)?allergic to\s+(?P<v>[^,;]+)$", _I), _allergy),
-    ("i", ("vegan", "vegetarian", "pescatarian", "intolerant", "diabetic", "free", "celiac", "coeliac", "teetotal", "keto", "halal", "kosher"),
-     re.compile(r"^(?:i'm|i am)\s+(?:now\s+|also\s+|still\s+)?(?:a\s+)?(?:strict\s+)?(?P<v>vegan|vegetarian|pescatarian|lactose intolerant|gluten intolerant|gluten[- ]free|dairy[- ]free|celiac|coeliac|(?:type\s*[12]\s+)?diabetic|teetotal|keto|halal|kosher)\b(?:\s+(?:now|these days|nowadays|too|as well|actually|just so you know|by the way|btw))*$", _I), _diet),
+    ("i", ("vegan", "vegetarian", "pescatarian", "intolerant", "diabetic", "free", "celiac", "coeliac", "asthmatic", "epileptic", "teetotal", "keto", "halal", "kosher"),
+     re.compile(r"^(?:i'm|i am)\s+(?:now\s+|also\s+|still\s+)?(?:a\s+)?(?:strict\s+)?(?P<v>vegan|vegetarian|pescatarian|lactose intolerant|gluten intolerant|gluten[- ]free|dairy[- ]free|celiac|coeliac|asthmatic|epileptic|(?:type\s*[12]\s+)?diabetic|teetotal|keto|halal|kosher)\b(?:\s+(?:now|these days|nowadays|too|as well|actually|just so you know|by the way|btw))*$", _I), _diet),
     ("i", ("n't", "not", "no longer", "never", "cannot"),
      re.compile(rf"^(?:i|we)\s+{_ADV}(?P<neg>don't|do not|dont|no longer|never|can't|cannot|won't)\s+{_ADV}(?P<verb>like|love|enjoy|eat|drink|use|care for)\s+(?P<v>[^,;]+)$", _I), _dislike),
     ("i", ("quit",),
@@ -417,8 +428,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Builder], ...] = (
      re.compile(rf"^(?=.*\b(?:have time|free|available|busy|only)\b)(?=.*{_TIME})(?:i|we)\b[^;]+$", _I), _availability),
     ("imo", ("budget",),
      re.compile(r"\bbudget\b(?:\s+(?:for|on)\s+(?P<for>[^,;]+?))?(?:\s+(?:is|of|was|will be|would be|at))?\s+(?P<v>(?:[^,;]|(?<=\d),(?=\d))*\d(?:[^,;]|(?<=\d),(?=\d))*)$", _I), _budget),
-    ("i", ("want", "wanna", "plan", "hope", "hoping", "intend", "aim", "going to", "gonna", "trying", "preparing", "like to", "love to", "learning", "studying", "saving", "dream", "working towards", "looking to", "need to", "thinking"),
-     re.compile(rf"{_SUBJ}{_ADV}(?:want to|wanna|plan to|planning to|plan on|hope to|hoping to|intend to|aim to|going to|gonna|trying to|preparing to|would like to|'d like to|would love to|'d love to|like to|learning|studying|saving (?:up )?for|dreaming of|dream of|working towards|looking to|need to|thinking about|thinking of)\s+(?P<v>[^;]+)$", _I), _goal),
+    ("i", ("want", "wanna", "plan", "hope", "hoping", "intend", "aim", "going to", "gonna", "trying", "preparing", "like to", "love to", "learning", "studying", "saving", "dream", "working towards", "looking to", "need to", "thinking", "applying"),
+     re.compile(rf"{_SUBJ}{_ADV}(?:want to|wanna|plan to|planning to|plan on|hope to|hoping to|intend to|aim to|going to|gonna|trying to|preparing to|would like to|'d like to|would love to|'d love to|like to|learning|studying|saving (?:up )?for|dreaming of|dream of|working towards|looking to|need to|thinking about|thinking of|applying (?:to|for))\s+(?P<v>[^;]+)$", _I), _goal),
     ("i", ("can", "must", "have to", "got to", "not allowed", "should", "want to", "refuse"),
      re.compile(rf"^(?:i|we)\s+{_ADV}(?P<verb>can only|can't|cannot|must not|mustn't|must|have to|'ve got to|have got to|am not allowed to|shouldn't|should not|don't want to|do not want to|refuse to)\s+(?P<v>[^;]+)$", _I), _must),
     ("m", (" is ", " are ", " was ", "'s "),

@@ -90,7 +90,7 @@ _STATIVE = re.compile(
 )
 _ROLE_TAIL = re.compile(
     rf"^(?P<head>(?:i'm|i am|i work as|i'm working as)\s+(?:currently\s+|now\s+)?(?:a|an)\s+(?:[\w+#./-]+\s+){{0,3}}?"
-    rf"{_JOBS}s?)\s+(?P<tail>(?:at|for|with|working|doing|on|mostly|mainly)\b.*|(?:in|from)\s+(?-i:[A-Z]).*)$",
+    rf"{_JOBS}s?)\s+(?P<tail>(?:at|for|with|working|doing|on|mostly|mainly)\b.*|(?:based\s+)?(?:in|from)\s+(?-i:[A-Z]).*)$",
     _I,
 )
 _WORK_AS = re.compile(rf"^(?P<head>i\s+(?:\w+\s+)?work\s+(?:at|for)\s+.+?)\s+as\s+(?P<job>(?:a|an)\s+.+)$", _I)
@@ -306,7 +306,9 @@ def _role_parts(body: str) -> list[str]:
         return [body]
     tail = m.group("tail")
     low = tail.lower()
-    if low.startswith(("at ", "for ", "with ", "in ")):
+    if low.startswith("based "):
+        tail = f"I'm {tail}"
+    elif low.startswith(("at ", "for ", "with ", "in ")):
         tail = f"I work {tail}"
     elif low.startswith("from "):
         tail = f"I'm {tail}"

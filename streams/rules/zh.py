@@ -326,7 +326,7 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(r"^(?:的)?(?:名字|姓名|全名)(?:是|叫)(?P<v>.{1,12})$"), _name),
     (re.compile(r"^叫(?P<v>[^,，。]{1,12})$"), _name),
     (re.compile(r"^是\s*(?P<v>[A-Z][a-z]{1,14}(?:\s[A-Z][a-z]{1,14})?)$"), _name),  # "我是 Kevin": a Latin given name
-    (re.compile(rf"^(?:今年|已经|现在|快)?(?P<v>{_NUM})(?:周)?岁"), _age),
+    (re.compile(rf"^(?:是)?(?:今年|已经|现在|快)?(?P<v>{_NUM})(?:周)?岁"), _age),
     (re.compile(rf"^今年(?P<v>{_NUM})(?:了)?$"), _age),
     (re.compile(r"^是(?:一个|一名|个)?(?P<v>男生|女生|男的|女的|男性|女性|男人|女人|男孩|女孩)$"), _gender),
     (re.compile(rf"^{_ADV}(?:是|做|当|从事)(?:一名|一个|一位|个|名|位)?(?P<v>[^,，。]{{0,16}}?{_JOB})(?:的)?(?:工作)?$"), _occupation),
