@@ -49,13 +49,13 @@ _EN_OPTION = re.compile(
     r"\balternatively\b|\bone option\b|\banother option\b|\bif you prefer\b|\bor maybe\b", _I)
 _EN_DEFERRAL = re.compile(
     r"\b(?:your|their|his|her|the [\w ]{1,20}'s|[\w]+'s) (?:call|decision)\b|\bup to (?:you|your|them|him|her|the)\b|"
-    r"\bonce (?:you|she|he|they|your [\w ]{1,20}) (?:decides?|confirms?|signs? off|approves?)\b|"
+    r"\b(?:once|until|till) (?:you|she|he|they|your [\w ]{1,20}|the [\w ]{1,20}) (?:decides?|confirms?|signs? off|approves?|gives? the go-ahead)\b|"
     r"\b(?:to be decided|tbd|not decided yet|still undecided|pending (?:approval|a decision|sign-off))\b|"
     r"\bdepends on (?:what|whether|your|their)\b|\bwait(?:ing)? for (?:your|their|his|her|the [\w ]{1,20}) (?:call|decision|approval)\b",
     _I)
 _ZH_OPTION = re.compile(r"可以考虑|也可以|或者|要么|还可以选|可选(?:的)?(?:方案|有)|备选")
 _ZH_DEFERRAL = re.compile(
-    r"等[^，,。]{0,12}(?:决定|拍板|确认|定夺|定了|批准)|由[^，,。]{0,12}(?:决定|定|拍板)|[^，,。]{0,8}说了算|"
+    r"等[^，,。]{0,12}(?:决定|拍板|确认|定夺|定了|批准)|(?:需要|得|要)[^，,。]{1,10}(?:确认|批准|同意|拍板|审批|签字)(?:后|之后|以后)|由[^，,。]{0,12}(?:决定|定|拍板)|[^，,。]{0,8}说了算|"
     r"取决于|待定|还没定|未定|看[^，,。]{0,8}(?:的意思|怎么定|决定)")
 
 

@@ -31,7 +31,8 @@ from .common import CJK, Draft, clean, en_object, sentences
 
 _I = re.IGNORECASE
 _EN_CUE_WORDS = (r"sorry|oops|whoops|correction|my bad|my mistake|wait|no|actually|typo|i misspoke|scratch that|oh|ah|well|hmm|um|"
-                 r"i got (?:that|it) wrong(?: earlier| before)?|i was wrong(?: earlier| before)?|let me correct (?:that|myself)")
+                 r"i got (?:that|it) wrong(?: earlier| before)?|i was wrong(?: earlier| before)?|let me correct (?:that|myself)|"
+                 r"(?:let me|i need to|i have to|i should|i must) (?:correct|fix|clarify) (?:myself|that|this|something(?: i said)?)")
 _EN_CUE = rf"(?:(?:{_EN_CUE_WORDS})\b[,:!.]?\s*(?:[-–—]\s*)?)*"
 _VALUE = r"(?:(?!\s[-–—]\s)[^,;.!?]){1,40}?"
 _TAIL = r"(?:\s+[-–—]\s+.*)?"
@@ -56,7 +57,8 @@ _ZH_REJECTED = re.compile(r"^(?P<head>我(?![的]?(?:老婆|老公|爸|妈|哥|�
                           r"(?P<at>不是在|不在|不是)(?P<old>[^,，。]{1,12})$")
 _ZH_PLACE_VERB = re.compile(r"(?:工作|上班|住|生活|读书|上学|定居|发展|念书|实习|读研|读大学)(?:了|的|呢)?$")
 _EN_CUE_ONLY = re.compile(rf"^(?:(?:{_EN_CUE_WORDS})\b[,:!.]?\s*(?:[-–—]\s*)?)+", _I)
-_ZH_CUE_ONLY = re.compile(r"^(?:(?:(?i:sorry|oops|my bad)|不好意思|抱歉)\s*[,，]?\s*)*(?:我)?(?:刚才|之前|前面)?(?:不好意思|抱歉)?[,，]?(?:记错了|搞错了|弄错了|说反了|说错了|打错了|写错了|口误|更正一下|更正|纠正一下|纠正)[,，:：!！。]?\s*")
+_ZH_APOLOGY = re.compile(r"^(?:(?:(?i:sorry|oops|my bad)|不好意思|抱歉|不对)\s*[,，!！]?\s*)+")
+_ZH_CUE_ONLY = re.compile(r"^(?:我)?(?:刚才|之前|前面)?(?:不好意思|抱歉)?[,，]?(?:记错了|搞错了|弄错了|说反了|说错了|打错了|写错了|口误|更正一下|更正|纠正一下|纠正)[,，:：!！。]?\s*")
 _ZH_CUE = r"(?:(?:(?i:sorry|oops|my bad)|记错了|搞错了|弄错了|说反了|说错了|打错了|写错了|口误|更正一下|更正|纠正一下|纠正|不好意思|抱歉|不对)[,，:：!！。]?\s*)*"
 _ZH_VALUE = r"[^,，;；。!！?？是]{1,16}"
 _ZH_FRAMES = (
@@ -84,6 +86,7 @@ def named_correction(sentence: str) -> tuple[str, str] | None:
     return None
 
 
+_NUMBER = re.compile(r"\b(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b", _I)
 _ARTICLE = re.compile(r"^(?:an?|the|my)\s+", _I)
 
 
@@ -107,6 +110,9 @@ def rejected_alternative(sentence: str) -> tuple[str, str, str] | None:
         new = _zh_place_in(head)  # "我是在苏州工作，不在南京": the place after 在, not the characters before the comma
     elif zh:
         new = head[-len(old):]
+    elif _NUMBER.fullmatch(old):
+        found = _NUMBER.findall(head)  # "I have two kids, not three": the number corrects the number
+        new = found[-1] if found else ""
     else:
         head = en_object(head)  # "I live in Vancouver now" -> the value ends at "Vancouver"
         words = head.split()
@@ -131,8 +137,8 @@ def correction_drafts(text: str) -> tuple[str, list[Draft]]:
         return text, []
     kept, drafts = [], []
     for sentence, _ in sentences(text):
-        cue = _ZH_CUE_ONLY if CJK.search(sentence) else _EN_CUE_ONLY
-        bare = cue.sub("", sentence).strip()
+        zh = CJK.search(sentence) is not None
+        bare = (_ZH_CUE_ONLY.sub("", _ZH_APOLOGY.sub("", sentence)) if zh else _EN_CUE_ONLY.sub("", sentence)).strip()
         pair = named_correction(sentence)
         rejected = rejected_alternative(bare) if pair is None else None
         if rejected is not None:

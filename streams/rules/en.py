@@ -389,7 +389,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Builder], ...] = (
     ("i", ("afraid", "scared", "terrified", "frightened"),
      re.compile(r"^(?:i'm|i am)\s+(?:really\s+|very\s+|so\s+)?(?:afraid|scared|terrified|frightened)\s+of\s+(?P<v>[^,;]+)$", _I), _fear),
     ("i", ("allergic",),
-     re.compile(r"^(?:i'm|i am)\s+(?:very\s+|severely\s+|really\s+)?allergic to\s+(?P<v>[^,;]+)$", _I), _allergy),
+     re.compile(r"^(?:i'm|i am)\s+(?:(?:very|severely|really|still|also|now|quite)\s+)*allergic to\s+(?P<v>[^,;]+)$", _I), _allergy),
     ("i", ("vegan", "vegetarian", "pescatarian", "intolerant", "diabetic", "free", "celiac", "coeliac", "asthmatic", "epileptic", "teetotal", "keto", "halal", "kosher"),
      re.compile(r"^(?:i'm|i am)\s+(?:now\s+|also\s+|still\s+)?(?:a\s+)?(?:strict\s+)?(?P<v>vegan|vegetarian|pescatarian|lactose intolerant|gluten intolerant|gluten[- ]free|dairy[- ]free|celiac|coeliac|asthmatic|epileptic|(?:type\s*[12]\s+)?diabetic|teetotal|keto|halal|kosher)\b(?:\s+(?:now|these days|nowadays|too|as well|actually|just so you know|by the way|btw))*$", _I), _diet),
     ("i", ("n't", "not", "no longer", "never", "cannot"),

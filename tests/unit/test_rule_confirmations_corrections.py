@@ -93,3 +93,13 @@ def test_a_mishap_told_again_and_praised_is_irony() -> None:
 def test_strong_chinese_intensifiers_are_kept() -> None:
     assert contents("我非常喜欢吃榴莲。") == ["用户非常喜欢吃榴莲"]
     assert contents("我很喜欢吃榴莲。") == ["用户喜欢吃榴莲"]  # 很 is filler
+
+
+def test_a_rejected_number_is_corrected_by_the_number_and_a_chinese_apology_is_a_cue() -> None:
+    assert 'User corrected "four" to "three"' in contents("Let me fix that: I speak three languages, not four.")
+    assert "用户更正：85年的→86年的" in contents("不对，我是86年的，不是85年的。")
+
+
+def test_a_plan_held_until_someone_else_approves_is_deferred() -> None:
+    assert notes("Understood, we'll pause the migration until your CFO approves.", "assistant") == []
+    assert notes("好的，这个需要你们财务审批后再执行，我先不下单。", "assistant") == []

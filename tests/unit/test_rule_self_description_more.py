@@ -77,3 +77,16 @@ def test_a_stay_keeps_its_verb_and_object() -> None:
 def test_a_subject_less_clause_after_someone_elses_is_theirs() -> None:
     assert not [c for c in contents("我室友今年二十五，在学吉他。") if "吉他" in c and not c.startswith("用户说")]
     assert "用户在学吉他" in contents("我今年二十五，在学吉他。")
+
+
+def test_me_heading_and_a_role_based_somewhere() -> None:
+    found = contents("Me: 58, retired welder, keen birdwatcher.")
+    assert "User is 58 years old" in found and any("welder" in c for c in found)
+    assert "User lives in Galway" in contents("Make me a logo - I'm a tattoo artist based in Galway.")
+
+
+def test_fear_degree_and_applying_read_as_what_they_say() -> None:
+    assert notes("I'm scared of deep water.") == [(T.USER_PREFERENCE, "User is scared of deep water", True)]
+    assert contents("I quite enjoy crosswords.") == ["User quite enjoys crosswords"]
+    assert notes("I'm applying for a lectureship in Dundee.")[0][0] is T.USER_GOAL
+    assert "用户40岁" in contents("说错了，我不是39岁，是40岁。")
