@@ -103,3 +103,15 @@ def test_a_rejected_number_is_corrected_by_the_number_and_a_chinese_apology_is_a
 def test_a_plan_held_until_someone_else_approves_is_deferred() -> None:
     assert notes("Understood, we'll pause the migration until your CFO approves.", "assistant") == []
     assert notes("好的，这个需要你们财务审批后再执行，我先不下单。", "assistant") == []
+
+
+def test_an_english_mishap_again_then_pronoun_praise_is_an_ironic_turn() -> None:
+    assert contents("Brilliant, the boiler broke down again. Love that for me.") == []
+    assert contents("Perfect, the bus is late as usual. Just what I needed.") == []
+    assert contents("Sure, I'd ADORE another weekend of grading essays.") == []
+    assert contents("I ADORE long walks on the beach.") == ["User adores long walks on the beach"]
+
+
+def test_a_negated_degree_with_zenme_is_a_statement_not_a_question() -> None:
+    assert contents("我不怎么吃甜食。") == ["用户不怎么吃甜食"]
+    assert contents("怎么做红烧肉？") == []

@@ -90,3 +90,9 @@ def test_fear_degree_and_applying_read_as_what_they_say() -> None:
     assert contents("I quite enjoy crosswords.") == ["User quite enjoys crosswords"]
     assert notes("I'm applying for a lectureship in Dundee.")[0][0] is T.USER_GOAL
     assert "用户40岁" in contents("说错了，我不是39岁，是40岁。")
+
+
+def test_frequency_and_degree_adverbs_before_the_verb_are_skipped() -> None:
+    from engram.streams.rules.person import third_person
+    assert third_person("I hardly ever take the bus") == "User hardly ever takes the bus"
+    assert third_person("I seldom watch TV") == "User seldom watches TV"
