@@ -77,7 +77,7 @@ def _occupation(m: re.Match[str]) -> Draft:
 _NOT_NAMES = frozenset(
     """american british canadian chinese indian german french japanese korean spanish italian mexican
     australian russian brazilian dutch irish scottish english welsh swiss swedish polish turkish muslim
-    christian jewish catholic buddhist hindu vegan vegetarian sorry fine good ok okay here back done ready sure
+    nobody somebody someone anyone everyone everybody nothing all nowhere christian jewish catholic buddhist hindu vegan vegetarian sorry fine good ok okay here back done ready sure
     not so just also still happy glad excited tired busy free hungry new from in at on into currently
     really very always never""".split()
 )
@@ -364,6 +364,8 @@ _Rule = tuple[tuple[str, ...], re.Pattern[str], Builder]
 _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Builder], ...] = (
     ("imo", ("name", "call", "go by"),
      re.compile(rf"^(?:my name is|my name's|(?:the\s+)?name's|i'm called|i am called|(?:you can |please )?call me|people call me|i go by)\s+(?P<v>[^\W\d_][\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*){{0,2}})(?:\s+(?:from now on|please|instead|now|by the way|btw))*$", _I), _name),
+    ("o", (" here",),
+     re.compile(r"^(?P<v>(?-i:[A-Z][a-z]{1,14}))\s+here$", _I), _name),
     ("i", ("i'm", "i am", "this is"),
      re.compile(r"^(?:i'm|i am|this is)\s+(?P<v>(?-i:[A-Z][a-z]+)(?:\s+(?-i:[A-Z][a-z]+))?)(?:\s+(?:by the way|btw|here))?$", _I), _name),
     ("i", ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"),

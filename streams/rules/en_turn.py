@@ -69,6 +69,10 @@ _BARE_AT = re.compile(r"^(?:(?:currently|now|still|for now)\s+)*(?:at|with)\s+(?
 """In a turn about changing jobs, "currently still at Square" is the employer now."""
 _SHARED_IM = re.compile(r"^(?P<h>(?:i'm|i am)\s+[\w-]+)\s+and\s+(?P<g>[a-z]{3,}ing\b.*)$", _I)
 """Mechanism (shared "I'm"): "I'm gluten-free and cooking just for myself" is two facts, "and" sharing the "I'm"."""
+_SHARED_I = re.compile(r"^(?P<h>(?:i'm|i am)\s+(?:\d{1,3}|(?:an?\s+)?(?:[\w-]+\s+){0,3}[\w-]+))\s+and\s+"
+                       r"(?P<v>(?:only|also|usually|often|never|always|still|mostly|rarely|sometimes|just|recently|now)\s+[a-z]{2,}\b.*)$", _I)
+"""Mechanism (shared "I"): "I'm a busy surgeon and only read on my commute", "I'm 62 and just retired": the
+second conjunct, opened by an adverb and a verb, is the user's own clause."""
 _NOW_AT = re.compile(r"^i'?m\s+(?:now\s+)?at\s+(?P<v>(?-i:[A-Z])\S*(?:\s+(?-i:[A-Z])\S*)*)$", _I)
 _APPOSITION = re.compile(r"^(?:a|an)\s+\S", _I)
 _AS_ROLE = re.compile(rf"^(?:as|being)\s+(?P<v>(?:a|an)\s+(?!(?:result|matter|whole|rule|side|reminder|bonus|"
@@ -170,7 +174,10 @@ def _clauses(sentence: str) -> list[str]:
 
 def _shared_im(clause: str) -> list[str]:
     m = _SHARED_IM.match(clause)
-    return [m.group("h"), f"I'm {m.group('g')}"] if m else [clause]
+    if m:
+        return [m.group("h"), f"I'm {m.group('g')}"]
+    m = _SHARED_I.match(clause)
+    return [m.group("h"), f"I {m.group('v')}"] if m else [clause]
 
 
 def _statements_before_question(clauses: list[str]) -> list[str]:

@@ -96,3 +96,11 @@ def test_frequency_and_degree_adverbs_before_the_verb_are_skipped() -> None:
     from engram.streams.rules.person import third_person
     assert third_person("I hardly ever take the bus") == "User hardly ever takes the bus"
     assert third_person("I seldom watch TV") == "User seldom watches TV"
+
+
+def test_a_shared_i_after_an_age_or_a_role_and_a_name_said_with_here() -> None:
+    assert contents("I'm 47 and recently took up pottery.") == ["User is 47 years old", "User recently took up pottery"]
+    assert "User is a dentist" in contents("I'm a dentist and mostly work evenings.")
+    found = contents("Hey, Priyanka here. Data engineer at Zalando, 29.")
+    assert "User's name is Priyanka" in found and "User is 29 years old" in found
+    assert contents("Nobody here.") == []
