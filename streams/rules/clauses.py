@@ -57,12 +57,13 @@ _NOT_VERB = frozenset(
 _EN_REMINDER = re.compile(
     r"(?:^|(?<=[.!?]\s))(?:(?:just|again|once again|quick|friendly)\s+)*(?:a\s+)?(?:(?:friendly|quick)\s+)?"
     r"(?:reminder|remember|recall|note)(?:\s*[:,-]\s*|\s+that\s+)"
+    r"|(?:^|(?<=[.!?]\s))(?:(?:just|and|please)\s+)?(?:don't|do not|never) forget(?:\s*[:,-]\s*|\s+that\s+|\s+(?=i\b))"
     r"|(?:^|(?<=[.!?]\s))(?:as|like)\s+i\s+(?:said|mentioned|told you|wrote)(?:\s+(?:before|earlier|last time|already))?\s*[,:]?\s*"
     r"|(?:^|(?<=[.!?]\s))i\s+(?:already\s+)?(?:told you|said|mentioned)(?:\s+(?:before|earlier|last time))?\s*(?:[,:]\s*|\s+that\s+)"
     r"|(?:^|(?<=[.!?]\s))again\s*,\s*",
     _I,
 )
-_MAY_REMIND = re.compile(r"remind|rememb|recall|note|said|mentioned|told|wrote|again|说|强调|提醒", _I)
+_MAY_REMIND = re.compile(r"remind|rememb|recall|note|said|mentioned|told|wrote|again|forget|说|强调|提醒", _I)
 _ZH_REMINDER = re.compile(r"(?:^|(?<=[。！？]))(?:再说一遍|再说一次|再强调一下|再强调一遍|再提醒一下|提醒一下|我说过了?|之前说过了?|跟你说过了?|我之前说过)[,，:：]?\s*")
 
 

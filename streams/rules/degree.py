@@ -33,10 +33,10 @@ _EN_DEGREE = (
     r"severely|extremely|seriously|deeply|very|highly|terribly"
 )
 _EN_LIFT = re.compile(rf"^(?P<subj>i|i'm|i am|we|we're|we are)\s+(?P<deg>{_EN_DEGREE})\s+(?=\w)", _I)
-_ZH_LIFT = re.compile(r"^(?P<subj>我们|我)?(?P<deg>特别|非常|超级|极其|十分|有点儿|有点|有些|稍微|比较|挺|不太|不怎么|不是很)(?=\S)")
+_ZH_LIFT = re.compile(r"^(?P<subj>我们|我)?(?P<deg>特别|非常|超级|极其|十分|严重|有点儿|有点|有些|稍微|轻微|轻度|比较|挺|不太|不怎么|不是很)(?=\S)")
 _ZH_NEGATED = ("不太", "不怎么", "不是很")
-_ZH_WEAKENERS = frozenset({"有点儿", "有点", "有些", "稍微", "比较", "不太", "不怎么", "不是很"})
-_ZH_STRONG = frozenset({"特别", "非常", "超级", "极其", "十分"})
+_ZH_WEAKENERS = frozenset({"有点儿", "有点", "有些", "稍微", "轻微", "轻度", "比较", "不太", "不怎么", "不是很"})
+_ZH_STRONG = frozenset({"特别", "非常", "超级", "极其", "十分", "严重"})
 """Intensifiers that grade ("特别喜欢吃火锅" is more than a liking); "很" and "挺" are filler and stay out."""
 _EN_SKIP = re.compile(r"^User(?:'s| and others)\b")
 

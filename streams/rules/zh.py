@@ -27,6 +27,8 @@ _LEAD = re.compile(
     r"说实话|实际上|老实说|总之|话说|那么|就是|顺便说一下|顺便)[,，]?)+"
 )
 _SELF = re.compile(r"^(?:我们|我|本人|俺)")
+_PARTICLE_END = re.compile(r"(?<=[\u4e00-\u9fff])(?:哈|哈哈|啊|呀|哦|啦|嘛|哟|噢|喔|捏|哇)+$")
+"""A sentence-final particle ("我芒果过敏哈") adds tone, not content."""
 _TIME_SELF = re.compile(
     r"^(?P<t>最近|现在|目前|今年|明年|去年|前天|昨天|昨晚|今天|今早|明天|前几天|几天前|[一二三四五六七八九十两\d]+(?:天|周|个月|年)前|"
     r"(?:上|下|这)(?:个)?(?:周末|星期|礼拜|周|月)|周末|平时|刚才|刚刚)(?:我们|我)"
@@ -225,7 +227,9 @@ def _cannot(m: re.Match[str]) -> Draft | None:
 
 
 def _allergy(m: re.Match[str]) -> Draft | None:
-    obj = _v(m)
+    obj = _v(m) or _v(m, "v2")
+    if not obj:
+        return None
     return Draft(T.USER_CONSTRAINT, f"用户对{obj}过敏", 0.9, None, topic_of(obj), True, entities_in(obj))
 
 
@@ -347,7 +351,7 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(r"^(?:来自|是)(?P<v>[^,，。个一]{1,8})人$"), _hometown),
     (re.compile(r"^(?:的)?(?:老家|家乡)(?:在|是)(?P<v>[^,，。]{1,12})$"), _hometown),
     (re.compile(r"^(?P<how>毕业于|在)(?P<v>[^,，。]{1,16}?(?:大学|学院|学校|中学))(?:读书|上学|读研|读博|念书|毕业)?$"), _education),
-    (re.compile(r"^对(?P<v>[^,，。]{1,12})过敏$"), _allergy),
+    (re.compile(r"^对(?P<v>[^,，。]{1,12})过敏$|^(?!有点|有些|比较|特别|非常|很|挺|轻微|严重|稍微|也|还|都)(?P<v2>[\u4e00-\u9fff]{1,6})过敏$"), _allergy),
     (re.compile(rf"^{_ADV}(?P<neg>不再|不太|不怎么|不是很|一点也不|一点都不|不|没那么)(?P<verb>喜欢|爱|喜爱|偏好|习惯)(?P<v>[^,，。]{{1,24}})$"), _dislike),
     (re.compile(rf"^{_ADV}(?P<neg>讨厌|厌恶|受不了|反感|烦|害怕|怕)(?P<verb>)(?P<v>[^,，。]{{1,24}})$"), _dislike),
     (re.compile(rf"^{_ADV}(?P<neg>不能|没法|无法)(?P<verb>吃|喝|碰|用|熬夜)(?P<v>[^,，。]{{0,16}})$"), _cannot),
@@ -418,7 +422,7 @@ def _clause(clause: str, carried: bool | None, out: list[Draft], leftovers: list
     Mechanism (subject carried to a dropped subject): a clause without a subject of its own that continues
     ("我同事今年刚满30，在学法语") is about whoever the clause before was about, the colleague here.
     """
-    body = zh_without_still(_LEAD.sub("", clause))
+    body = zh_without_still(_LEAD.sub("", _PARTICLE_END.sub("", clause)))
     if carried is None and not (_SELF.match(body) or _TIME_SELF.match(body) or _OTHER_SUBJECT.match(body)) \
             and (_CONTINUES.match(body) or _STATIVE.match(body) or body.startswith(("刚", "在"))):
         return None
