@@ -29,7 +29,8 @@ _ZH_KINDS: tuple[tuple[T, re.Pattern[str]], ...] = (
 _EN_KINDS: tuple[tuple[T, re.Pattern[str]], ...] = (
     (T.ASSISTANT_DECISION, re.compile(
         r"\b(?:we(?:'ll| will| are|'re)? go(?:ing)? with|let's go with|let's use|we'll use|we will use|"
-        r"decided (?:to|on)|the decision is|final decision|confirmed|settled on|agreed (?:to|on)|adopt)\b"
+        r"decided (?:to|on)|the decision is|final decision|confirmed|settled on|agreed (?:to|on)|adopt|"
+        r"(?:is|are) locked in|(?:is|are) final(?:i[sz]ed)?)\b"
         r"|\b(?:decided|decision|agreed)\s*:", _I)),
     (T.ASSISTANT_CONSTRAINT, re.compile(
         r"\b(?:budget|must|must not|no more than|at most|at least|limit(?:ed)?|deadline|cap(?:ped)?|"
@@ -57,7 +58,8 @@ _EN_LEAD = re.compile(
     r"(?:final\s+)?decision)\b[,:!.]?\s*(?:[-–—]\s*)?)+", _I)
 _EN_NAMED_CHOICE = re.compile(r"^(?P<v>[A-Z][\w.+#-]*(?:\s+[A-Z0-9][\w.+#-]*)?)\s+it is$")
 """The idiom "Postgres it is": the named thing is chosen."""
-_EN_CONFIRMED_LEAD = re.compile(r"^(?:ok(?:ay)?[,!.]?\s+)?(?:agreed|confirmed|decided|deal|settled|done)\b", _I)
+_EN_CONFIRMED_LEAD = re.compile(r"^(?:ok(?:ay)?[,!.]?\s+)?(?:agreed|confirmed|decided|deal|settled|done|sounds (?:good|great)|"
+                                r"works for me|great choice|good call|perfect)\b", _I)
 _EN_WILL = re.compile(r"\b(?:we'll|we will|let's|i'll|i will)\b", _I)
 _EN_WE = re.compile(
     r"^(?:we|let's|let us)(?:'ll|\s+will|\s+are going to|'re going to|\s+shall)?\s+(?=(?:go with|use|adopt|build|"

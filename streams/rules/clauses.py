@@ -57,7 +57,7 @@ _NOT_VERB = frozenset(
 _EN_REMINDER = re.compile(
     r"(?:^|(?<=[.!?]\s))(?:(?:just|again|once again|quick|friendly)\s+)*(?:a\s+)?(?:(?:friendly|quick)\s+)?"
     r"(?:reminder|remember|recall|note)(?:\s*[:,-]\s*|\s+that\s+)"
-    r"|(?:^|(?<=[.!?]\s))(?:(?:just|and|please)\s+)?(?:don't|do not|never) forget(?:\s*[:,-]\s*|\s+that\s+|\s+(?=i\b))"
+    r"|(?:^|(?<=[.!?]\s))(?:(?:just|and|please)\s+)?(?:(?:don't|do not|never) forget|remember)(?:\s*[:,-]\s*|\s+that\s+|\s+(?=i(?:'m)?\b))"
     r"|(?:^|(?<=[.!?]\s))(?:as|like)\s+i\s+(?:said|mentioned|told you|wrote)(?:\s+(?:before|earlier|last time|already))?\s*[,:]?\s*"
     r"|(?:^|(?<=[.!?]\s))i\s+(?:already\s+)?(?:told you|said|mentioned)(?:\s+(?:before|earlier|last time))?\s*(?:[,:]\s*|\s+that\s+)"
     r"|(?:^|(?<=[.!?]\s))again\s*,\s*",

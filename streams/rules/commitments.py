@@ -2,7 +2,7 @@
 
 Three mechanisms for confirmed assistant text:
 
-- commitment: "I'll / we'll / I will" (Chinese "我来/我帮你/我会 … 整理/提醒/跟进")
+- commitment: "I'll / we'll / I will" (Chinese "我来/我帮你/我会 … 整理/提醒/跟进", "我把初稿发你")
   followed by a doing verb and its object is
   an action the assistant owes ("I'll email you the checklist by Thursday"),
   whatever the verb; verbs that promise nothing ("keep in mind", "think about",
@@ -32,6 +32,7 @@ _EN_COMMIT = re.compile(
     r"(?!(?:keep (?:that|this|it|those|these|them)? ?in mind|keep in mind|bear|think|try|see|consider|be happy|be glad|need|have to|let you know if|wait|look into whether)\b)"
     r"(?:(?:also|then|now|first|personally|gladly)\s+)?[a-z]{2,}\b\s+\S+", _I)
 _ZH_COMMIT = re.compile(r"(?:我|我们)(?:来|负责)[\u4e00-\u9fffA-Za-z]{2,}"
+                        r"|(?:我|我们)(?:[^，,。]{0,6}?)把[^，,。]{1,12}?(?:发|给|整理|准备|写|做|改|更新|提交|交|寄|传|同步|汇总)"
                         r"|(?:我|我们)(?:帮你|帮您|给你|给您|替你|会|将|每天|每周[一二三四五六日天]?|以后)"
                         r"(?:[^，,。]{0,8}?)(?:整理|汇总|发|提醒|检查|跟进|写|做|准备|安排|更新|同步|盯|处理|提交|通知|推送|联系|预订|订)")
 _EN_ACCEPT = re.compile(

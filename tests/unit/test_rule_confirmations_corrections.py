@@ -122,3 +122,11 @@ def test_reminders_with_dont_forget_and_a_final_particle_restate_the_fact() -> N
     assert contents("提醒一下，我榛子过敏哈。") == ["用户对榛子过敏"]
     assert "用户对" not in "".join(contents("我有点过敏。"))  # a degree word is no allergen
     assert contents("我轻度乳糖不耐受。")[0].startswith("用户轻度")
+
+
+def test_a_chinese_disposal_promise_and_an_english_locked_in_choice() -> None:
+    assert notes("行，明天中午前我把合同改好发你。", "assistant")[0][0] is T.ASSISTANT_ACTION
+    found = notes("Perfect. The Lisbon venue is locked in, and I'll send the deposit on Friday.", "assistant")
+    assert found == [(T.ASSISTANT_DECISION, "The Lisbon venue is locked in", False),
+                     (T.ASSISTANT_ACTION, "I'll send the deposit on Friday", False)]
+    assert notes("Sounds good, we'll keep the retro on Thursdays.", "assistant")[0][0] is T.ASSISTANT_DECISION
