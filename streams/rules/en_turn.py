@@ -27,7 +27,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engram.core.text import EN_STOPWORDS
 from engram.schemas.memory import MemoryType as T
@@ -232,10 +232,18 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
             continue
         if momentary and draft.type is T.USER_GOAL:
             continue
-        draft = planned(draft, part)
+        draft = planned(_with_when(draft, when), part)
         out.append(draft)
         turn.named = turn.named or draft.attribute == "name"
         turn.antecedent = (draft.entities[0] if draft.entities else "") or turn.antecedent
+
+
+def _with_when(draft: Draft, when: str) -> Draft:
+    """Mechanism (time kept with its statement): a fronted time ("Starting next week, I'll …", "By the end of the
+    year I want …") goes back to the end of the note the rules wrote from the rest of the clause."""
+    if not when or when.lower() in draft.content.lower():
+        return draft
+    return replace(draft, content=f"{draft.content} {when}")
 
 
 _EMBEDDED_LIKE = re.compile(r"\b(?:why|that|how much|because)\s+(?P<c>(?:i|we)\s+(?:really\s+|just\s+)?"

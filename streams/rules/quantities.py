@@ -68,7 +68,7 @@ def en_bare_age(clause: str) -> Draft | None:
     return _age(m.group("v"))
 
 
-_EN_TURNING = re.compile(r"^(?:i'm|i am|i'll be)\s+turning\s+(?P<v>\d{1,3})\b(?P<when>\s+(?:in|on|next|this)\b[^,;]*)?$", _I)
+_EN_TURNING = re.compile(r"^(?:(?:i'm|i am|i'll be|i will be)\s+turning|i(?:'ll| will)? turn)\s+(?P<v>\d{1,3})\b(?P<when>\s+(?:in|on|next|this)\b[^,;]*)?$", _I)
 _EN_MEASURE = re.compile(
     r"\b\d+(?:[.,]\d+)?\s*(?:kg|kgs|kilos?|lbs?|pounds|g|km|miles?|m|cm|feet|ft|inches|hours?|hrs?|minutes?|mins?|"
     r"days?|weeks?|months?|years?|words?|pages?|people|steps|calories|k|%|percent|dollars|euros?|usd|eur|gbp)\b"

@@ -104,3 +104,11 @@ def test_a_shared_i_after_an_age_or_a_role_and_a_name_said_with_here() -> None:
     found = contents("Hey, Priyanka here. Data engineer at Zalando, 29.")
     assert "User's name is Priyanka" in found and "User is 29 years old" in found
     assert contents("Nobody here.") == []
+
+
+def test_a_fronted_start_or_horizon_stays_with_the_note() -> None:
+    assert contents("By the end of the month I want to finish my thesis draft.") == [
+        "User wants to finish their thesis draft by the end of the month"]
+    assert notes("Starting in May I'll be commuting to Utrecht.")[0][1].endswith("(starting in May)")
+    assert en_turning("I'll turn 18 in June") is not None
+    assert notes("I'm heading to grad school in the autumn.")[0][0] is T.USER_GOAL
