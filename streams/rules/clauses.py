@@ -21,6 +21,8 @@ Mechanisms:
   events are context, not notes (its stative facts are still read).
 - learning how (Chinese): "想学怎么…" is a goal whose 怎么 is part of the object,
   not a question.
+- telegraphic self-description (Chinese): after the user began describing
+  themselves, a bare "女", "湖南人", "程序员", "90后" is theirs.
 - employer by kind (Chinese): "在成都一家游戏公司做原画" is the city, the
   employer and the role, three notes.
 - emphatic 是 (Chinese): "我是在苏州工作的" says where the user works, like "我在苏州工作", and
@@ -183,7 +185,7 @@ _EN_SELF_INTRO = re.compile(
     r"(?:intro|introduction|bio|background|context)(?:\s+(?:on|about)\s+me)?|me\s+in\s+(?:a\s+nutshell|brief)|me)"
     r"(?:\s+(?:so|first|before|for|to)\b[\w\s']{0,40})?$", _I)
 """A heading may say what it is for ("Some background so you can help better:")."""
-_ZH_SELF_INTRO = re.compile(r"(?:自我介绍|介绍一下(?:我|自己)|说下我的情况|说一下我的情况|我的(?:基本)?情况|关于我|我的背景)")
+_ZH_SELF_INTRO = re.compile(r"(?:自我介绍|介绍(?:一)?下(?:我|自己)|说下我的情况|说一下我的情况|我的(?:基本)?情况|关于我|我的背景)")
 _EN_DANGLING_OPINION = re.compile(
     r"^(?:i|user)\s+(?:think|thinks|guess|guesses|feel|feels|believe|believes|suppose|supposes|reckon|reckons|find|finds)"
     r"\s+(?:that\s+)?(?:it|this|that|they|these|those)(?:'s|'re|\s+is|\s+was|\s+are|\s+were|\s+looks?|\s+seems?)\b", _I)
@@ -213,7 +215,7 @@ def learns_how(body: str) -> bool:
     return _ZH_LEARN_HOW.search(body) is not None
 
 
-ZH_EMPLOYER_KIND = re.compile(r"^(?:现在|目前)?在(?P<p>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:的)?(?:一家|一个|家)(?P<org>[^,，。]{1,8}?"
+ZH_EMPLOYER_KIND = re.compile(r"^(?:现在|目前)?在(?P<p>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:的)?(?:一家|一个|家)(?P<org>[^,，。]{0,8}?"
                               r"(?:公司|工作室|企业|学校|银行|机构|外企|国企|事务所|餐厅|院|所|中心|厂|店|馆|社|台))"
                               r"(?:做|当|担任|上班|工作)(?P<v>[^,，。]{0,10})$")
 """An employer described by its kind ("在成都一家游戏公司做原画"): the city, the employer and the role."""
@@ -224,5 +226,28 @@ def zh_employer_kind(m: re.Match[str]) -> tuple[Draft, ...]:
     out = [Draft(T.USER_FACT, f"用户在{place}工作", 0.8, "location", None, False, (place,)),
            Draft(T.USER_FACT, f"用户在{place}的一家{org}工作", 0.75, None, topic_of(org), False, entities_in(org))]
     if role:
-        out.append(Draft(T.USER_PROFILE, f"用户的工作是{role}", 0.8, "occupation", topic_of(role), False, entities_in(role)))
+        out.append(Draft(T.USER_PROFILE, f"用户是{role}", 0.8, "occupation", topic_of(role), False, entities_in(role)))
     return tuple(out)
+
+
+_ZH_GENDER = re.compile(r"^(?:女|男|女生|男生|女的|男的)$")
+_ZH_ORIGIN = re.compile(r"^(?:来自)?(?P<v>[\u4e00-\u9fff]{2,3})人$")
+_ZH_NOT_ORIGIN = re.compile(r"^(?:很多|好多|一个|年轻|老实|家里|别|有|大|男|女|工|成年|老年|个|退休)|工$")
+_ZH_COHORT = re.compile(r"^(?P<v>[5-9]0|00|10)后$")
+
+
+def zh_telegraphic(body: str, job: re.Pattern[str]) -> Draft | None:
+    """Mechanism (telegraphic self-description, Chinese): in a turn where the user describes themselves, a bare
+    "女", "湖南人", "程序员" or "90后" is the user's gender, origin, occupation or generation."""
+    if _ZH_GENDER.match(body):
+        return Draft(T.USER_PROFILE, f"用户是{body.removesuffix('的').removesuffix('生')}性", 0.8, "gender")
+    role = job.match(body)
+    if role:
+        return Draft(T.USER_PROFILE, f"用户是{role.group('v')}", 0.8, "occupation", topic_of(role.group("v")), False,
+                     entities_in(role.group("v")))
+    origin = _ZH_ORIGIN.match(body)
+    if origin and not _ZH_NOT_ORIGIN.match(origin.group("v")):
+        return Draft(T.USER_FACT, f"用户来自{origin.group('v')}", 0.75, "hometown", None, False, (origin.group("v"),))
+    if _ZH_COHORT.match(body):
+        return Draft(T.USER_PROFILE, f"用户是{body}", 0.75, None, None, False)
+    return None

@@ -17,7 +17,8 @@ from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, first_draft, entities_in, sentences, squeeze_cjk, topic_of, zh_object
 from .degree import zh_graded
-from .clauses import ZH_EMPLOYER_KIND, is_self_intro, learns_how, zh_emphatic_shi, zh_employer_kind, zh_possessed_place, zh_without_still
+from .clauses import (ZH_EMPLOYER_KIND, is_self_intro, learns_how, zh_emphatic_shi, zh_employer_kind,
+                      zh_telegraphic, zh_possessed_place, zh_without_still)
 from .quantities import zh_duration, zh_measured, zh_role_duration
 from .tense import planned, zh_deadline, zh_timed
 from .mood import is_hypothetical, is_momentary, is_sarcastic
@@ -149,7 +150,8 @@ def _grew_up(m: re.Match[str]) -> Draft | None:
     return Draft(T.USER_FACT, f"用户来自{place}", 0.8, "hometown", None, False, (place,)) if place else None
 
 
-_NOT_PLACE = tuple("学做看写想用忙准备上读开考找吃玩家这那听打等")
+_NOT_PLACE = (*"学做看写想用忙准备读考找吃玩这那听打等", "上班", "上学", "上课", "上网", "开会", "开车", "家里", "家")
+"""Verbs and pointers that follow 在 without a place ("在上班", "在家"); 上海 and 开封 are places."""
 
 
 def _here(m: re.Match[str]) -> Draft | None:
@@ -320,6 +322,7 @@ _JOB = (
     r"|(?i:[a-z+#.\- ]*(?:engineer|developer|scientist|designer|manager|analyst|programmer|architect|consultant)))"
 )
 _NUM = r"(?:\d{1,3}|[一二三四五六七八九十两]{1,3})"
+_BARE_JOB = re.compile(rf"^(?:一名|一个|一位)?(?P<v>(?:退休)?[^,，。是的学]{{0,6}}?{_JOB})$")
 _TIME = r"(?:\d{1,2}点|[早晚]上|上午|下午|中午|凌晨|周末|工作日|周[一二三四五六日天]|星期[一二三四五六日天]|每天|白天|夜里)"
 
 _LEISURE = r"(?:周末|晚上|业余时间|业余|空闲时|有空的?时候|有空|闲下来|下班后|放假)(?:的时候)?(?:也|都|就)?"
@@ -329,7 +332,7 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(r"^(?:以后|你可以|可以|就)?叫我(?P<v>[^,，。]{1,12})$"), _name),
     (re.compile(r"^(?:的)?(?:名字|姓名|全名)(?:是|叫)(?P<v>.{1,12})$"), _name),
     (re.compile(r"^叫(?P<v>[^,，。]{1,12})$"), _name),
-    (re.compile(r"^是\s*(?P<v>[A-Z][a-z]{1,14}(?:\s[A-Z][a-z]{1,14})?)$"), _name),  # "我是 Kevin": a Latin given name
+    (re.compile(r"^是\s*(?:来自[^,，。的]{2,6}的)?(?P<v>[A-Z][a-z]{1,14}(?:\s[A-Z][a-z]{1,14})?|(?!老师|老板|老总|老大|老人|老乡|小孩|小学|小白)[老小阿][\u4e00-\u9fff])$"), _name),  # "我是 Kevin": a Latin given name
     (re.compile(rf"^(?:是)?(?:今年|已经|现在|快)?(?P<v>{_NUM})(?:周)?岁"), _age),
     (re.compile(rf"^今年(?P<v>{_NUM})(?:了)?$"), _age),
     (re.compile(r"^是(?:一个|一名|个)?(?P<v>男生|女生|男的|女的|男性|女性|男人|女人|男孩|女孩)$"), _gender),
@@ -341,6 +344,7 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(rf"^{_ADV}(?P<when>以前|原来|之前|曾经|过去)(?:很|非常|特别|挺|比较)*(?P<verb>喜欢|爱|热爱|偏好)(?P<v>[^,，。]{{1,24}})$"), _used_to),
     (re.compile(rf"^{_ADV}(?:上|值|倒|轮|做)?(?P<v>夜班|白班|早班|晚班|中班|倒班|轮班)"), _shift),
     (re.compile(rf"^{_ADV}(?:转做|转行做|转行当|改行当|改行做|改做|转岗做|转岗到|转行成|转型做)(?:了)?(?P<v>[^,，。]{{2,16}})$"), _new_role),
+    (ZH_EMPLOYER_KIND, zh_employer_kind),
     (re.compile(rf"^{_ADV}在(?P<p>[^,，。]{{1,12}}?)(?:做|当|担任)(?:一名|一个|个|名)?(?P<v>[^,，。]{{0,12}}?{_JOB})(?:的)?(?:工作)?$"), _role_at),
     (re.compile(rf"^{_ADV}在(?P<v>[^,，。]{{1,16}}?)(?:工作|上班|任职|实习)$"), _workplace),
     (re.compile(rf"^{_ADV}在(?P<v>[^,，。]{{1,10}}?)(?:定居|生活|住|安家)(?:了)?$"), _settled),
@@ -356,14 +360,13 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(rf"^{_ADV}(?P<neg>讨厌|厌恶|受不了|反感|烦|害怕|怕)(?P<verb>)(?P<v>[^,，。]{{1,24}})$"), _dislike),
     (re.compile(rf"^{_ADV}(?P<neg>不能|没法|无法)(?P<verb>吃|喝|碰|用|熬夜)(?P<v>[^,，。]{{0,16}})$"), _cannot),
     (re.compile(rf"^{_ADV}(?P<neg>不|从不|从来不|不再|很少)(?P<verb>吃|喝|抽|碰|用|看|玩)(?P<v>[^,，。]{{1,16}})$"), _dislike),
-    (ZH_EMPLOYER_KIND, zh_employer_kind),
     (re.compile(rf"^{_ADV}(?:{_LEISURE})?(?:很|非常|特别|比较|最|挺|超级|超|更)*(?P<verb>喜欢|热爱|偏好|偏爱|喜爱|爱吃|爱喝|爱玩|爱看|爱|迷上了|擅长|习惯)(?P<v>[^,，。]{{1,24}})$"), _like),
     (re.compile(r"^(?:的)?(?:目前的|现在的|长期|最大的)?(?:目标|梦想|理想)(?:是|就是)(?P<v>.{2,30})$"), _main_goal),
     (re.compile(r"^(?:(?:也|还|真的)?(?:希望|想要|想让|要|需要|请))?你?(?:们)?(?P<when>以后|今后|之后|往后|每次|始终|一直|永远)(?P<what>.{2,30})$"), _standing_wish),
     (re.compile(rf"^[^,，。]{{0,12}}?{_TIME}[^,，。]{{0,12}}?(?:有时间|有空|没时间|没空|才有空|才能|才行|能学习|可以学习|能学)[^,，。]{{0,12}}$"), _availability),
     (re.compile(r"预算(?P<how>是|为|在|有|只有|控制在|不超过|大概|大约|最多)(?P<v>[^,，。]{1,20})$"), _budget),
     (re.compile(r"预算(?P<how>)(?P<v>\d[^,，。]{0,19})$"), _budget),
-    (re.compile(rf"^(?P<adv>{_ADV})(?P<verb>准备|打算|计划|想要|希望|决定|正在准备|在准备|正在学|在学|想学|想去|想转|想换|立志|想先|想再|想多|想把|需要|还要|要先)(?P<v>[^,，。]{{2,30}})$"), _goal),
+    (re.compile(rf"^(?P<adv>{_ADV})(?P<verb>准备|打算|计划|想要|希望|决定|正在准备|在准备|正在学|在学|在备考|备考|想学|想去|想转|想换|立志|想先|想再|想多|想把|需要|还要|要先)(?P<v>[^,，。]{{2,30}})$"), _goal),
     (re.compile(rf"^{_ADV}(?P<verb>只能|只会|只用|只想|必须|一定要|不能|不可以|不想|不允许|没法|无法)(?P<v>[^,，。]{{2,24}})$"), _must),
     (re.compile(r"^的(?P<k>[^,，。是]{1,8}?)(?P<is>是|叫|为)(?P<v>[^,，。]{1,30})$"), _my_thing),
     (re.compile(rf"^{_ADV}在(?P<v>[\u4e00-\u9fff]{{2,5}})$"), _here),
@@ -457,6 +460,9 @@ def _clause(clause: str, carried: bool | None, out: list[Draft], leftovers: list
     measured = (zh_measured(body) or zh_duration(body)) if not drafts and subject is None and carried else None
     if measured is not None:
         drafts = (measured,)
+    bare = zh_telegraphic(body, _BARE_JOB) if not drafts and subject is None and carried else None
+    if bare is not None:
+        drafts = (bare,)
     place = zh_possessed_place(body) if not drafts and subject is None and carried else None
     if place is not None:
         drafts = (Draft(T.USER_FACT, place, 0.7, None, None, False, entities_in(place)),)

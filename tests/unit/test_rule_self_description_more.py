@@ -60,7 +60,7 @@ def test_a_shared_im_across_and_gives_two_facts() -> None:
 def test_chinese_latin_given_name_and_employer_by_kind() -> None:
     assert "用户叫Lena" in contents("你好，我是 Lena，在深圳做 data analyst。")
     found = contents("我在武汉一家设计院做结构设计。")
-    assert "用户在武汉工作" in found and "用户的工作是结构设计" in found
+    assert "用户在武汉工作" in found and "用户是结构设计" in found
 
 
 def test_emphatic_shi_reads_like_the_plain_clause() -> None:
@@ -112,3 +112,17 @@ def test_a_fronted_start_or_horizon_stays_with_the_note() -> None:
     assert notes("Starting in May I'll be commuting to Utrecht.")[0][1].endswith("(starting in May)")
     assert en_turning("I'll turn 18 in June") is not None
     assert notes("I'm heading to grad school in the autumn.")[0][0] is T.USER_GOAL
+
+
+def test_a_chinese_telegraphic_self_description() -> None:
+    found = contents("简单介绍下自己：男，江西人，80后，会计，在备考注会。")
+    assert {"用户是男性", "用户来自江西", "用户是80后", "用户是会计"} <= set(found)
+    assert any(c.startswith("用户在备考注会") for c in found)
+    assert "用户叫小刘" in contents("我是小刘，做运营的。")
+    assert "用户叫老师" not in contents("我是老师。")
+
+
+def test_a_city_that_starts_like_a_verb_is_still_a_place() -> None:
+    assert contents("我现在在上海。") == ["用户在上海"]
+    assert contents("我在上班。") == []
+    assert "用户在杭州工作" in contents("我在杭州一家医院做护士。")
