@@ -145,6 +145,9 @@ _EN_CONDITION = re.compile(
 """A condition named on its own in a self-description ("45 years old, type 1 diabetic, …")."""
 
 
+_EN_ORIGIN = re.compile(r"^(?:originally\s+)?from\s+(?-i:[A-Z])[\w .'-]*$", _I)
+
+
 def telegraphic(clause: str, heading: bool = False) -> str | None:
     """A verbless noun phrase in a self-description, given back its "I" ("truck driver from Gdansk" -> "I'm a …").
 
@@ -154,6 +157,8 @@ def telegraphic(clause: str, heading: bool = False) -> str | None:
     text = clause.strip()
     if _EN_CONDITION.match(text):
         return f"I'm {text[:1].lower() + text[1:]}"
+    if _EN_ORIGIN.match(text):
+        return f"I'm {text}"
     if _EN_OWNED.match(text):
         return f"I have {text}"
     if _EN_ROLE_PHRASE.match(text) or _EN_FAN_PHRASE.match(text) or heading and _noun_phrase(text):

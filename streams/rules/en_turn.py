@@ -172,7 +172,14 @@ def _clauses(sentence: str) -> list[str]:
     return [part for clause in clauses for part in _shared_im(clause)]
 
 
+_NAME_FROM = re.compile(r"^(?P<h>(?:i'm|i am)\s+(?-i:[A-Z][a-z]+))\s+(?P<f>from\s+(?-i:[A-Z]).*)$", _I)
+"""Mechanism (name and origin): "I'm Tom from Austin" is a name and where the user is from."""
+
+
 def _shared_im(clause: str) -> list[str]:
+    named = _NAME_FROM.match(clause)
+    if named:
+        return [named.group("h"), f"I'm {named.group('f')}"]
     m = _SHARED_IM.match(clause)
     if m:
         return [m.group("h"), f"I'm {m.group('g')}"]

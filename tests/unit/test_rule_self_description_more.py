@@ -126,3 +126,9 @@ def test_a_city_that_starts_like_a_verb_is_still_a_place() -> None:
     assert contents("我现在在上海。") == ["用户在上海"]
     assert contents("我在上班。") == []
     assert "用户在杭州工作" in contents("我在杭州一家医院做护士。")
+
+
+def test_a_name_with_its_origin_and_a_bare_origin_in_a_description() -> None:
+    found = contents("Hello, I'm Ines from Porto. Pharmacist, 38.")
+    assert "User's name is Ines" in found and "User is from Porto" in found
+    assert "User is from Accra" in contents("About me: civil engineer, originally from Accra, two cats.")
