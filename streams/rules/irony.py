@@ -59,6 +59,8 @@ _EN_PRONOUN_PRAISE = re.compile(r"^(?:(?:i|we)\s+(?:just\s+|really\s+|absolutely
 _EN_AGAIN = re.compile(r"\b(?:again|yet again|once again|as usual)\b|\bi get to\b", _I)
 """A mishap told as happening again ("the train is late again"), or a chore announced as a treat ("I get to
 redo the report"), opens an ironic turn after a cue, whatever the mishap."""
+_SHOUTED = re.compile(r"[A-Z]{4}")
+"""Four capitals in a row: the one-scan gate before the shouted-praise check."""
 _EN_SHOUTED_PRAISE = re.compile(r"\b(?:LOVE|LOVED|ADORE|ENJOY|LIVE FOR)\b")
 """Praise in capitals after a cue ("Sure, I'd LOVE to …") is mock praise."""
 
@@ -81,11 +83,13 @@ def is_ironic(sentence: str) -> bool:
         return True
     if _EN_PRAISE.search(text) and _EN_NUISANCE.search(text):
         return bool(_EN_CUE.search(text) or _EN_MARK.search(text))
-    if _EN_SHOUTED_PRAISE.search(text) and _EN_CUE.search(text):
+    if _SHOUTED.search(text) and _EN_SHOUTED_PRAISE.search(text) and _EN_CUE.search(text):
         return True
-    if _ZH_PRAISE.search(text) and (_ZH_NUISANCE.search(text) or _EN_NUISANCE.search(text)):
+    if not _ZH_PRAISE.search(text):
+        return False
+    if _ZH_NUISANCE.search(text) or _EN_NUISANCE.search(text):
         return bool(_ZH_CUE.search(text) or _ZH_MARK.search(text))
-    if _ZH_PRAISE.search(text) and _ZH_AGAIN.search(text):
+    if _ZH_AGAIN.search(text):
         return bool(_ZH_CUE.search(text) or _ZH_EMPHATIC_MARK.search(text))  # 又 alone marks the mishap, not irony
     return False
 
