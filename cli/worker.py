@@ -18,7 +18,7 @@ from .main import cli
 if TYPE_CHECKING:
     from engram.distributed.rebuild import RebuildReport
 
-ROLE_CHOICES = ("all", "processors", "projectors", "extract", "consolidate", "summarize", "cards")
+ROLE_CHOICES = ("all", "processors", "projectors", "extract", "consolidate", "profile", "summarize", "cards")
 
 
 @cli.command()
