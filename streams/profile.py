@@ -110,7 +110,10 @@ class ProfileProcessor:
             return state, []  # not a profile memory, before or after: nothing to do (the common case)
         state = state if state is not None else UserProfileState()
         if entering and after is not None:
-            state.live[event.memory_id] = live_entry(after, _revision(state, event, after))
+            entry = live_entry(after, _revision(state, event, after))
+            if state.live.get(event.memory_id) == entry:
+                return state, []  # a reinforcement: nothing the profile keeps has changed
+            state.live[event.memory_id] = entry
         else:
             state.live.pop(event.memory_id, None)
         document = profile_document(state.live)

@@ -62,6 +62,11 @@ def test_forgetting_everything_empties_the_profile_at_a_new_version(m: Memory) -
     last = _changes(m)[-len(profile.entries):]
     assert {r.memory_id for e in last for r in e.removed} == {e.memory_id for e in profile.entries}
     assert {r.reason for e in last for r in e.removed} == {"forgotten"} and last[-1].entry_count == 0
+    m.record(user="ana", messages=["I'm allergic to peanuts."])  # a new profile after the old key is gone
+    runtime = m.runtime.runtime  # type: ignore[attr-defined]
+    after = (m.profile(user="ana"), runtime.store.state_hash())
+    assert [e.content for e in after[0].entries] == ["User is allergic to peanuts"]
+    assert m.runtime.replay() == after[1] and m.profile(user="ana") == after[0]
 
 
 def test_replaying_the_log_rebuilds_the_same_document(m: Memory) -> None:
