@@ -164,11 +164,12 @@ class EmbeddedStore:
 
     # -- the profile document -------------------------------------------------
     def put_profile(self, tenant: str, user: str, document: ProfileDocument) -> bool:
+        """Guarded by the document's `revision` (its `version` starts again when the profile restarts)."""
         check_owner(tenant, user, document.tenant_id, document.user_id)
         cursor = self._db.execute(
             "INSERT INTO proj_profiles VALUES (?,?,?,?) ON CONFLICT (tenant, user) DO UPDATE "
             "SET version=excluded.version, payload=excluded.payload WHERE excluded.version > proj_profiles.version",
-            (tenant, user, document.version, document.model_dump_json().encode()))
+            (tenant, user, document.revision, document.model_dump_json().encode()))
         self._profiles.pop((tenant, user), None)
         self.changes.touch(tenant, user)
         return cursor.rowcount > 0

@@ -84,7 +84,7 @@ class MemoryStore(Protocol):
         ...
 
     def put_profile(self, tenant: str, user: str, document: ProfileDocument) -> bool:
-        """Write the user's profile document unless the same or a newer version is there."""
+        """Write the user's profile document unless the same or a later `revision` of it is there."""
         ...
 
     def profile_document(self, tenant: str, user: str) -> ProfileDocument | None:

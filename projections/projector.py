@@ -177,16 +177,24 @@ class CurrentMemoryProjector:
 
 def folded_profile(document: ProfileDocument | None, change: ProfileChanged) -> ProfileDocument | None:
     """The profile document after `change`, or None when the document already has it (a replay or a
-    redelivery): entries removed, then those added and updated put in, at the change's version."""
-    if document is not None and document.version >= change.profile_version:
+    redelivery): entries removed, then those added and updated put in, at the change's version.
+
+    A version 1 other than the one the document started with starts it anew: the processor's state was
+    erased with its owner's key (a forget-everything on the distributed runtime, whose states are sealed)
+    and the profile restarted, after the old one had lost every entry."""
+    restarted = change.profile_version == 1 and (document is None or document.first_event_id != change.event_id)
+    if document is not None and not restarted and document.version >= change.profile_version:
         return None
-    entries = {e.memory_id: e for e in document.entries} if document is not None else {}
+    base = None if restarted else document
+    entries = {e.memory_id: e for e in base.entries} if base is not None else {}
     for removal in change.removed:
         entries.pop(removal.memory_id, None)
     for item in (*change.added, *change.updated):
         entries[item.memory_id] = item
     return ProfileDocument(tenant_id=change.tenant_id, user_id=change.user_id, version=change.profile_version,
+                           revision=(document.revision if document is not None else 0) + 1,
                            entries=tuple(entries[m] for m in sorted(entries)), updated_at=change.occurred_at,
+                           first_event_id=base.first_event_id if base is not None else change.event_id,
                            last_event_id=change.event_id)
 
 

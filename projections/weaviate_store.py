@@ -211,14 +211,14 @@ class WeaviateStore:
     def put_profile(self, tenant: str, user: str, document: ProfileDocument) -> bool:
         check_owner(tenant, user, document.tenant_id, document.user_id)
         held = self._pending_profiles.get((tenant, user))
-        if held is not None and held.version >= document.version:
+        if held is not None and held.revision >= document.revision:
             return False
-        props = {"tenant_id": tenant, "user_id": user, "version": document.version,
+        props = {"tenant_id": tenant, "user_id": user, "version": document.revision,
                  "payload": document.model_dump_json()}
         uid = object_id("profile", tenant, user)
         self._pending_profiles[(tenant, user)] = document
         self._queue(PROFILES, tenant, user, uid, self.text.sealed(PROFILES, uid, tenant, user, props, "payload"),
-                    document.version)
+                    document.revision)
         return True
 
     def profile_document(self, tenant: str, user: str) -> ProfileDocument | None:

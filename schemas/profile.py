@@ -45,8 +45,13 @@ class ProfileDocument(Frozen):
     tenant_id: str
     user_id: str
     version: int = Field(default=0, ge=0)
+    revision: int = Field(default=0, ge=0)
+    """How many changes the stored document took, restarts included: the stores' write guard (`version`
+    is the profile's own and starts again at 1 when the profile restarts)."""
     entries: tuple[ProfileItem, ...] = ()
     updated_at: datetime | None = None
+    first_event_id: str = ""
+    """The change it started with (version 1): another version 1 is a restarted profile, not a redelivery."""
     last_event_id: str = ""
 
     @property

@@ -38,9 +38,22 @@ def test_the_document_is_the_fold_of_its_changes_and_an_old_change_again_changes
     _apply(store, _change(1, added=("a", "b")), _change(2, removed=("a",), updated=(_item("b", pinned=True),)),
            _change(1, added=("a", "z")))
     document = store.profile_document("t", "u")
-    assert document is not None and document.version == 2 and document.last_event_id == "p2"
+    assert document is not None and (document.version, document.revision, document.last_event_id) == (2, 2, "p2")
     assert [(e.memory_id, e.pinned, e.domains) for e in document.entries] == [("b", True, ("home",))]
     assert store.profile_document("t", "someone else") is None and store.profile_document("t2", "u") is None
+
+
+def test_another_first_change_starts_the_document_anew(store: MemoryStore) -> None:  # noqa: F811
+    first = _change(1, added=("a",))
+    _apply(store, first, _change(2, removed=("a",)), first)  # the same first change again: a redelivery
+    assert store.profile_document("t", "u").version == 2  # type: ignore[union-attr]
+    # the processor's state was erased with its owner's key: the profile restarts at version 1
+    restart = _change(1, added=("n",)).model_copy(update={"event_id": "restart"})
+    _apply(store, restart, restart)
+    document = store.profile_document("t", "u")
+    assert document is not None and (document.version, document.first_event_id) == (1, "restart")
+    assert document.revision == 3  # the stores' write guard goes on counting
+    assert [e.memory_id for e in document.entries] == ["n"]
 
 
 def test_profile_entries_are_the_members_of_the_document(store: MemoryStore) -> None:  # noqa: F811
