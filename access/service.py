@@ -464,8 +464,10 @@ def profile_response(tenant: str, user: str, document: ProfileDocument | None,
 
 def profile_entry(record: MemoryRecord, item: ProfileItem | None = None) -> ProfileEntry:
     """A profile entry as every surface shows it (labels and conflict mark from the document's entry)."""
-    domains = item.domains if item is not None and item.domains else tuple(domains_of(record.content))
-    sensitive = item.sensitive if item is not None and item.domains else tuple(sensitive_domains(record.content))
+    if item is not None and item.domains:
+        domains, sensitive = item.domains, item.sensitive
+    else:  # no document entry, or its labels were shredded with their key: read from the text
+        domains, sensitive = tuple(domains_of(record.content)), tuple(sensitive_domains(record.content))
     conflicts = set(record.conflict_with) | set(item.conflict_with if item is not None else ())
     return ProfileEntry(memory_id=record.memory_id, type=record.type.value, slot=record.slot, content=record.content,
                         domains=sorted(domains), sensitive=sorted(sensitive), pinned=record.pinned,

@@ -67,6 +67,7 @@ class EmbeddedStore:
         self._pending_memories: dict[tuple[str, str, str], tuple[MemoryRecord, bytes, str]] = {}
         self._pending_turns: list[tuple[object, ...]] = []
         self._pending_users: list[tuple[str, str]] = []
+        self._pending_profiles: dict[tuple[str, str], ProfileDocument] = {}
         self.changes = StoreChanges()
         db.executescript(SCHEMA)
         if "context" not in {row[1] for row in db.execute("PRAGMA table_info(proj_memories)")}:
@@ -116,6 +117,13 @@ class EmbeddedStore:
         if self._pending_users:
             self._db.executemany("INSERT OR IGNORE INTO proj_users VALUES (?,?)", self._pending_users)
             self._pending_users.clear()
+        if self._pending_profiles:
+            self._db.executemany(
+                "INSERT INTO proj_profiles VALUES (?,?,?,?) ON CONFLICT (tenant, user) DO UPDATE SET "
+                "version=excluded.version, payload=excluded.payload WHERE excluded.version > proj_profiles.version",
+                [(tenant, user, d.revision, d.model_dump_json().encode())
+                 for (tenant, user), d in self._pending_profiles.items()])
+            self._pending_profiles.clear()
 
     def delete_memory(self, tenant: str, user: str, memory_id: str) -> bool:
         self.flush()
@@ -164,19 +172,22 @@ class EmbeddedStore:
 
     # -- the profile document -------------------------------------------------
     def put_profile(self, tenant: str, user: str, document: ProfileDocument) -> bool:
-        """Guarded by the document's `revision` (its `version` starts again when the profile restarts)."""
+        """Buffered like the memories (the newest document of a user is written at `flush`), guarded by
+        the document's `revision` (its `version` starts again when the profile restarts)."""
         check_owner(tenant, user, document.tenant_id, document.user_id)
-        cursor = self._db.execute(
-            "INSERT INTO proj_profiles VALUES (?,?,?,?) ON CONFLICT (tenant, user) DO UPDATE "
-            "SET version=excluded.version, payload=excluded.payload WHERE excluded.version > proj_profiles.version",
-            (tenant, user, document.revision, document.model_dump_json().encode()))
-        self._profiles.pop((tenant, user), None)
+        current = self.profile_document(tenant, user)
+        if current is not None and current.revision >= document.revision:
+            return False
+        self._profiles[(tenant, user)] = self._pending_profiles[(tenant, user)] = document
         self.changes.touch(tenant, user)
-        return cursor.rowcount > 0
+        return True
 
     def profile_document(self, tenant: str, user: str) -> ProfileDocument | None:
-        """Read once, then kept until the user's next profile write."""
+        """Read once, then kept (and replaced by the writes)."""
         key = (tenant, user)
+        pending = self._pending_profiles.get(key)
+        if pending is not None:
+            return pending
         if key not in self._profiles:
             self._profiles[key] = self._read_profile(tenant, user)
         return self._profiles[key]
@@ -392,6 +403,7 @@ class EmbeddedStore:
         self._pending_memories.clear()
         self._pending_turns.clear()
         self._pending_users.clear()
+        self._pending_profiles.clear()
         self._indexes.clear()
         self._known_users.clear()
         self._known_sessions.clear()

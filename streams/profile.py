@@ -55,10 +55,11 @@ def live_entry(record: MemoryRecord, revision: int) -> LiveEntry:
                      conflict_with=record.conflict_with, revision=revision)
 
 
-def profile_document(live: dict[str, LiveEntry]) -> dict[str, ProfileItem]:
+def profile_document(live: dict[str, LiveEntry],
+                     previous: dict[str, ProfileItem] | None = None) -> dict[str, ProfileItem]:
     """The entries of the profile: the live ones no later change supersedes, with their conflict marks
     (another live entry of the same single-valued slot, or a conflict consolidation recorded between two
-    entries)."""
+    entries). An entry equal to its `previous` one is that object again."""
     gone = superseded_marked([(memory_id, e.created_at, e.marks) for memory_id, e in live.items()])
     kept = {memory_id: e for memory_id, e in live.items() if memory_id not in gone}
     by_slot: dict[str, list[str]] = {}
@@ -66,11 +67,21 @@ def profile_document(live: dict[str, LiveEntry]) -> dict[str, ProfileItem]:
         if is_single_valued(e.slot):
             by_slot.setdefault(e.slot, []).append(memory_id)
     out = {}
-    for memory_id, e in sorted(kept.items()):
-        rivals = {m for m in by_slot.get(e.slot, ()) if m != memory_id}
-        rivals |= {m for m in e.conflict_with if m in kept and m != memory_id}
-        out[memory_id] = ProfileItem(memory_id=memory_id, slot=e.slot, domains=e.domains, sensitive=e.sensitive,
-                                     pinned=e.pinned, conflict_with=tuple(sorted(rivals)), revision=e.revision)
+    for memory_id in sorted(kept):
+        e = kept[memory_id]
+        rivals: tuple[str, ...] = ()
+        if len(by_slot.get(e.slot, ())) > 1 or e.conflict_with:
+            found = {m for m in by_slot.get(e.slot, ()) if m != memory_id}
+            found |= {m for m in e.conflict_with if m in kept and m != memory_id}
+            rivals = tuple(sorted(found))
+        old = previous.get(memory_id) if previous is not None else None
+        if old is not None and (old.slot, old.domains, old.sensitive, old.pinned, old.conflict_with, old.revision) \
+                == (e.slot, e.domains, e.sensitive, e.pinned, rivals, e.revision):
+            out[memory_id] = old
+        else:  # built from validated parts (a hot path: one document per profile change)
+            out[memory_id] = ProfileItem.model_construct(memory_id=memory_id, slot=e.slot, domains=e.domains,
+                                                         sensitive=e.sensitive, pinned=e.pinned,
+                                                         conflict_with=rivals, revision=e.revision)
     return out
 
 
@@ -116,7 +127,7 @@ class ProfileProcessor:
             state.live[event.memory_id] = entry
         else:
             state.live.pop(event.memory_id, None)
-        document = profile_document(state.live)
+        document = profile_document(state.live, state.document)
         change = _change(state, document, event)
         state.document = document
         return state, [change] if change is not None else []
@@ -133,7 +144,7 @@ def _revision(state: UserProfileState, event: MemoryChanged, after: MemoryRecord
 def _change(state: UserProfileState, document: dict[str, ProfileItem], event: MemoryChanged) -> ProfileChanged | None:
     old = state.document
     added = tuple(item for memory_id, item in document.items() if memory_id not in old)
-    updated = tuple(item for memory_id, item in document.items() if memory_id in old and old[memory_id] != item)
+    updated = tuple(item for memory_id, item in document.items() if memory_id in old and old[memory_id] is not item)
     removed = tuple(ProfileRemoval(memory_id=memory_id, reason=_removal_reason(memory_id, event, state.live))
                     for memory_id in sorted(old) if memory_id not in document)
     if not (added or updated or removed):
