@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from functools import lru_cache
 
 from engram.core.config import RecallConfig
@@ -99,10 +100,14 @@ None): a move of residence replaces where the user lived before; a change of die
 held before."""
 
 
+Marks = tuple[tuple[bool, bool, bool], ...]
+"""Per supersession: (the text is such a change, it is in the changed domain, it is of the replaced kind)."""
+
+
 @registered
 @lru_cache(maxsize=65536)
-def _changes(content: str) -> tuple[tuple[bool, bool, bool], ...]:
-    """Per supersession: (the text is such a change, it is in the changed domain, it is of the replaced kind)."""
+def supersession_marks(content: str) -> Marks:
+    """What `SUPERSESSIONS` read in one entry's text (kept by the profile processor instead of the text)."""
     found = domains_of(content)
     return tuple((change(content), domain in found, replaced is None or bool(replaced.search(content)))
                  for change, domain, replaced in SUPERSESSIONS)
@@ -113,15 +118,20 @@ def superseded(records: Sequence[MemoryRecord]) -> set[str]:
     free-form): every earlier entry of the standing profile (L3) of the changed domain, or of its replaced
     kind, leaves the profile. A change told anywhere among `records` counts; only profile entries leave
     (an ordinary memory found by a search is no standing fact the change replaces)."""
+    gone = superseded_marked([(r.memory_id, r.created_at, supersession_marks(r.content)) for r in records])
+    return {r.memory_id for r in records if r.memory_id in gone and r.layer == "L3"}
+
+
+def superseded_marked(marked: Sequence[tuple[str, datetime, Marks]]) -> set[str]:
+    """`superseded` on (memory id, creation time, `supersession_marks`) triples (all of them entries)."""
     gone: set[str] = set()
-    marks = [(r, _changes(r.content)) for r in records]
     for n, (_, _, replaced) in enumerate(SUPERSESSIONS):
-        changes = [r.created_at for r, m in marks if m[n][0] and (replaced is None or m[n][1])]
+        changes = [created for _, created, m in marked if m[n][0] and (replaced is None or m[n][1])]
         if not changes:
             continue
         latest = max(changes)
-        gone.update(r.memory_id for r, m in marks
-                    if r.layer == "L3" and r.created_at < latest and m[n][1] and not m[n][0] and m[n][2])
+        gone.update(memory_id for memory_id, created, m in marked
+                    if created < latest and m[n][1] and not m[n][0] and m[n][2])
     return gone
 
 

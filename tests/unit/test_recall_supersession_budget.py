@@ -68,7 +68,7 @@ def test_a_quote_the_budget_drops_leaves_the_items_details_too() -> None:
 def test_the_recall_caches_keyed_by_text_empty_with_an_erasure() -> None:
     from engram.core.text_caches import clear_text_caches
     from engram.recall.evidence import showable
-    from engram.recall.profile import _changes
+    from engram.recall.profile import supersession_marks as _changes
 
     showable("We adopted a greyhound. The vet is near Alfama.", frozenset())
     superseded([_entry("home", "User lives in Lisbon", 0)])
