@@ -82,6 +82,10 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
         "town", "neighbo",
         "nearby", "near me", "local", "around here", "weather", "climate", "commute", "address", "district",
         "家", "住", "搬", "城市", "附近", "周边", "本地", "当地", "天气", "气候", "通勤", "小区", "区",
+        # where to go and what to do around: an outing needs the city the user lives in
+        "flat$", "outing", "day trip", "getaway", "spots", "places to", "things to do", "walks$", "brunch",
+        "restaurant", "saturday", "sunday", "weekend", "去哪", "哪儿玩", "哪里玩", "周末", "周六", "周日",
+        "餐厅", "饭店", "出门",
     ),
     "travel": (
         "travel", "trip", "vacation", "holiday", "flight", "fly", "hotel", "visit", "abroad", "tour", "weekend",
@@ -108,8 +112,11 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
     ),
     "learning": (
         "learn", "study", "course", "class", "lesson", "school", "university", "college", "exam", "degree",
-        "language", "practice", "tutor", "homework", "book", "read$", "reading",
+        "language", "practice", "tutor", "homework", "book", "read$", "reading", "test$", "certificat",
+        "ielts", "toefl", "gre$", "gmat", "jlpt", "hsk", "japanese", "spanish", "french", "german", "korean",
+        "italian", "podcast", "thesis", "phd",
         "学习", "学", "课程", "上课", "学校", "大学", "考试", "学位", "语言", "练习", "家教", "作业", "书", "读",
+        "备考", "雅思", "托福", "考研", "高考", "日语", "韩语", "法语", "德语", "西班牙语", "播客", "论文",
     ),
     "communication": (
         "answer", "reply", "respond", "explain", "tell me", "write", "summar", "short", "brief", "concise",
@@ -173,11 +180,25 @@ GATE_GENERIC = frozenset({"communication"})
 standing appointment is what a plan of the week must respect.)"""
 
 
+_NOT_PLACES = ("January|February|March|April|May|June|July|August|September|October|November|December|Monday|"
+               "Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|English|Chinese|Mandarin|Cantonese|Spanish|French|"
+               "German|Japanese|Korean|Italian|Portuguese|Python|Java|Excel|Q[1-4]|I|The|A|An|My|Our")
+WHEREABOUTS = re.compile(
+    r"(?<![A-Za-z])(?:in|based in|out of|from) (?!(?:" + _NOT_PLACES + r")\b)[A-Z][a-z]+|"
+    r"(?<![A-Za-z])in the (?!(?:" + _NOT_PLACES + r")\b)[A-Z][a-z]+ (?:flat|apartment|house|area|office|suburbs?)\b|"
+    r"住在|base在|定居|在\S{1,8}(?:住|生活|读研|读博|读书|念书|长大|定居)|\S{2,6}(?:这边|那边)(?:的|住|生活)|"
+    r"(?:搬|调|来|到)(?:到|去)\S{2,8}")
+"""A statement of where something is: "in <Place>" (a capitalised name that is not a month, a day, a
+language or a word that opens a sentence), "住在…", "在…生活", "搬到…". Such a statement is about home and
+location even when it names no home word ("I'm in Toronto", "a clinic in Fitzroy, Melbourne")."""
+
+
 @lru_cache(maxsize=65536)
 def domains_of(text: str) -> frozenset[str]:
-    """The domains whose cues occur in `text` (lower-cased)."""
+    """The domains whose cues occur in `text` (lower-cased); "home" also for a statement of where (`WHEREABOUTS`)."""
     low = text.lower()
-    return frozenset(name for name, pattern in _DOMAIN_PATTERNS.items() if pattern.search(low))
+    found = frozenset(name for name, pattern in _DOMAIN_PATTERNS.items() if pattern.search(low))
+    return found | {"home"} if "home" not in found and WHEREABOUTS.search(text) else found
 
 
 @lru_cache(maxsize=65536)
