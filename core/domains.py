@@ -192,13 +192,20 @@ WHEREABOUTS = re.compile(
 language or a word that opens a sentence), "住在…", "在…生活", "搬到…". Such a statement is about home and
 location even when it names no home word ("I'm in Toronto", "a clinic in Fitzroy, Melbourne")."""
 
+AGE_OF_NAMED = re.compile(r"(?<![A-Za-z])[A-Z][a-z]+(?: is| just| turned| turns| will be)+ (?:\d{1,2}|one|two|three|four|five|six|"
+                          r"seven|eight|nine|ten|eleven|twelve)\b(?![:.]?\d| ?(?:am|pm|%|percent|dollars|hours|minutes|times|x\b))")
+"""Someone named with an age ("Hamish is 9", "Beatrix just turned 4"): a person of the user's family."""
+
 
 @lru_cache(maxsize=65536)
 def domains_of(text: str) -> frozenset[str]:
-    """The domains whose cues occur in `text` (lower-cased); "home" also for a statement of where (`WHEREABOUTS`)."""
+    """The domains whose cues occur in `text` (lower-cased); "home" also for a statement of where
+    (`WHEREABOUTS`), "family" for someone named with an age (`AGE_OF_NAMED`)."""
     low = text.lower()
     found = frozenset(name for name, pattern in _DOMAIN_PATTERNS.items() if pattern.search(low))
-    return found | {"home"} if "home" not in found and WHEREABOUTS.search(text) else found
+    if "home" not in found and WHEREABOUTS.search(text):
+        found |= {"home"}
+    return found | {"family"} if "family" not in found and AGE_OF_NAMED.search(text) else found
 
 
 @lru_cache(maxsize=65536)

@@ -50,12 +50,16 @@ _FIRST_EN = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|us|o
 _FIRST_ZH = re.compile(r"我|咱")
 _WISH = re.compile(r"from now on|going forward|in (?:the )?future|always|every time|each time|\bplease\b|以后|今后|"
                    r"从现在起|每次|一律|总是|^请", _I)
-_ANSWERING = re.compile(r"\b(?:answer|repl(?:y|ies)|respon(?:d|se|ses))\b|回答|回复|答复", _I)
+_ANSWERING = re.compile(r"\b(?:answers?|repl(?:y|ies)|respon(?:d|se|ses))\b|回答|回复|答复", _I)
 _ZH_QUESTION = re.compile(r"(?:吗|呢|么|啥|什么|怎么|哪儿|哪里|多少)\s*[~～。!！]*$")
 _NAMED = re.compile(r"(?<=\s)[A-Z][\w'-]+|\d|[一二三四五六七八九十百千万两半]+(?:岁|个?月|年|万|千|块|元|分钟|小时|点|号|天|周)|"
                     r"周[一二三四五六日末]|星期.")
 _OTHERS_ZH = re.compile(r"^(?:他|她|它|他们|她们|它们|人家|别人|大家)")
 """A Chinese statement that opens on another person speaks of their life, not the user's."""
+_OTHERS_EN = re.compile(r"^(?:he|she|they|it|this|that|these|those|his|her|their|its|you|your|there|here)\b", _I)
+_SUBJECTLESS_DOMAINS = frozenset({"home", "family", "pets"})
+"""Where an English statement with no first-person word is still the user's own: where they live, who they
+live with (the pronoun is the first word chat drops)."""
 _LEAD_TRIM = re.compile(r"^(?:ok|okay|so|well|oh|lol|haha|yep|yeah|hmm|btw|anyway|guess what)[,!. ]+", _I)
 
 
@@ -80,8 +84,9 @@ def standing_notes(text: str, drafts: list[Draft]) -> list[Draft]:
         if not body or not _qualifies(body, is_question, task):
             continue
         own = set(terms(body))
-        names = {t for e in entities_in(body, prose=True) for t in terms(e)}
-        if not own or names <= known and (understood or len(own & known) / len(own) >= COVERED_SHARE):
+        names = {t for e in [*entities_in(body, prose=True), *_NAMED.findall(body)] for t in terms(e)}
+        wish = _is_answer_wish(body)  # the notes of a wish rarely hold its words: kept unless mostly covered
+        if not own or names <= known and (understood and not wish or len(own & known) / len(own) >= COVERED_SHARE):
             continue
         known |= own
         chinese = bool(CJK.search(body))
@@ -93,8 +98,12 @@ def standing_notes(text: str, drafts: list[Draft]) -> list[Draft]:
     return out
 
 
+def _is_answer_wish(body: str) -> bool:
+    return bool(_WISH.search(body) and _ANSWERING.search(body))
+
+
 def _qualifies(body: str, is_question: bool, task: bool) -> bool:
-    if _WISH.search(body) and _ANSWERING.search(body):
+    if _is_answer_wish(body):
         return True
     if task or is_question or _ZH_QUESTION.search(body) or is_hypothetical(body) or is_sarcastic(body) \
             or is_momentary(body):
@@ -109,4 +118,7 @@ def _qualifies(body: str, is_question: bool, task: bool) -> bool:
     specific = bool(found - GENERIC_DOMAINS) or ("schedule" in found and named)
     if chinese:  # a Chinese statement often leaves its subject (the user) unsaid
         return specific and not (_OTHERS_ZH.match(body) and not _FIRST_ZH.search(body))
-    return bool(_FIRST_EN.search(body)) and (specific or named)
+    if _FIRST_EN.search(body):
+        return specific or named
+    # chat drops the subject ("New place is in Ballard, Seattle"): a named fact of a standing life domain
+    return named and bool(found & _SUBJECTLESS_DOMAINS) and not _OTHERS_EN.match(body)
