@@ -69,7 +69,7 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
         "nephew", "twins", "birthday", "anniversary", "gift", "present$", "presents$", "wedding",
         "家人", "家里", "家庭", "老婆", "妻子", "太太", "老公", "丈夫", "爱人", "对象", "男朋友", "女朋友", "孩子",
         "儿子", "女儿", "宝宝", "小孩", "妈妈", "母亲", "爸爸", "父亲", "父母", "哥哥", "姐姐", "弟弟", "妹妹",
-        "爷爷", "奶奶", "外公", "外婆", "姥姥", "姥爷", "生日", "纪念日", "礼物", "婚礼", "全家", "岁", "娃",
+        "爷爷", "奶奶", "外公", "外婆", "姥姥", "姥爷", "生日", "纪念日", "礼物", "婚礼", "全家", "岁", "娃" "我妈", "我爸", "她妈", "他妈", "他爸", "她爸",
     ),
     "pets": (
         "pet$", "pets$", "dog", "puppy", "cat$", "cats$", "kitten", "rabbit", "hamster", "parrot", "bird", "fish tank", "vet$",
@@ -91,6 +91,7 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
         "travel", "trip", "vacation", "holiday", "flight", "fly", "hotel", "visit", "abroad", "tour", "weekend",
         "getaway", "beach", "road trip", "honeymoon", "passport", "visa", "itinerary", "destination",
         "旅行", "旅游", "出游", "度假", "假期", "机票", "航班", "酒店", "出差", "签证", "周末", "行程", "景点",
+        "去玩", "玩一趟", "改去", "飞去",
     ),
     "work": (
         "work$", "works$", "working", "worked", "workplace", "job", "office", "boss", "manager", "colleague", "coworker", "team", "client", "meeting",

@@ -147,7 +147,8 @@ def _grew_up(m: re.Match[str]) -> Draft | None:
     return Draft(T.USER_FACT, f"用户来自{place}", 0.8, "hometown", None, False, (place,)) if place else None
 
 
-_NOT_PLACE = tuple("学做看写想用忙准备上读开考找吃玩家这那听打等")
+_NOT_PLACE = tuple("学做看写想用忙准备上读开考找吃玩家这那听打等适睡练赶排整收弄修改纠犹减戒养追努")
+"""First characters of a verb, not a place ("还在适应", "在练琴")."""
 
 
 def _here(m: re.Match[str]) -> Draft | None:
