@@ -16,11 +16,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import NamedTuple
 
 from engram.core.config import RecallConfig
 from engram.core.domains import domains_of, may_show
 from engram.core.scoring import ScoreParts
-from engram.core.text import estimate_tokens
+from engram.core.text import estimate_tokens, terms
 from engram.projections.ports import profile_order
 from engram.schemas.memory import MemoryRecord
 
@@ -32,17 +33,52 @@ _DIET_REGIME = re.compile(r"(?<![a-z])(?:vegetarian|vegan|pescatarian|keto|paleo
 _DIET_CHANGE = re.compile(
     r"\b(?:no longer|not \w+ anymore|quit|stopped|gave up|back (?:on|to)|adding \w+ back|eating \w+ again|"
     r"started eating)\b|不再|不吃素|开始吃|恢复|放弃|不玩了|戒了", re.IGNORECASE)
-SUPERSESSIONS = ((_MOVE, "home", None), (_DIET_CHANGE, "food", _DIET_REGIME))
-"""(a change, the domain it changes, what in that domain it replaces: any entry when None): a move
-replaces where the user lived before; a change of diet replaces the diet regime held before."""
+_JOB_CHANGE = re.compile(
+    r"\b(?:(?:took|accepted|got|landed|start(?:ed|ing)|began) (?:the|a|my|this)? ?(?:new )?(?:job|role|position)|"
+    r"new (?:job|role|position|employer)|first day at|made the leap|resigned|laid off|left my job|"
+    r"changed jobs|switched jobs)\b|换工作|跳槽|辞职了|辞了|离职了|入职|新工作|新公司|新单位|调到", re.IGNORECASE)
+_EMPLOYMENT = re.compile(r"\b(?:job|jobs|works? (?:at|for|as)|employer|shifts?|clinic|hospital|ward|office|icu)\b|"
+                         r"公司|上班|工作|单位|值班|加班|夜班|白班", re.IGNORECASE)
+_ENGAGEMENT_CHANGE = re.compile(
+    r"\bnew (?:project|client|account|team)\b|(?:project|client|项目|客户|团队)\s*换了|换了?(?:个|新)?\s*(?:project|client|"
+    r"项目|客户|团队)|新\s*(?:project|client|项目|客户|团队)", re.IGNORECASE)
+_ENGAGEMENT = re.compile(r"\b(?:project|client|account)s?\b|项目|客户", re.IGNORECASE)
+_RESCHEDULE = re.compile(
+    r"\b(?:moved|changed|switched|pushed|rescheduled|shifted) (?:\w+ ){0,3}(?:to|until)\b|\bnow (?:on|at|every)\b|"
+    r"\binstead\b|改到|改成|改在|改为|挪到|换到|推迟到|提前到", re.IGNORECASE)
+
+
+class Supersession(NamedTuple):
+    """A later entry of kind `change` in `domain` replaces the earlier entries of that domain that match
+    `replaced` (any, when None) and, when `same_subject`, share a word with it."""
+
+    change: re.Pattern[str]
+    domain: str
+    replaced: re.Pattern[str] | None
+    same_subject: bool = False
+
+
+SUPERSESSIONS = (Supersession(_MOVE, "home", None), Supersession(_DIET_CHANGE, "food", _DIET_REGIME),
+                 Supersession(_JOB_CHANGE, "work", _EMPLOYMENT), Supersession(_ENGAGEMENT_CHANGE, "work", _ENGAGEMENT),
+                 Supersession(_RESCHEDULE, "schedule", None, same_subject=True))
+"""A move replaces where the user lived before; a change of diet the diet regime held before; a new job
+the old employer, role and shifts; a new project or client the one before; a schedule moved to another
+time the earlier time of the same thing (the two name it: "video call with my parents")."""
+
+_SPEAKER = re.compile(r"^(?:User said: |用户说：|User |用户)")
 
 
 @lru_cache(maxsize=65536)
 def _changes(content: str) -> tuple[tuple[bool, bool, bool], ...]:
     """Per supersession: (the text is such a change, it is in the changed domain, it is of the replaced kind)."""
     found = domains_of(content)
-    return tuple((bool(change.search(content)), domain in found, replaced is None or bool(replaced.search(content)))
-                 for change, domain, replaced in SUPERSESSIONS)
+    return tuple((bool(rule.change.search(content)), rule.domain in found,
+                  rule.replaced is None or bool(rule.replaced.search(content))) for rule in SUPERSESSIONS)
+
+
+@lru_cache(maxsize=65536)
+def _subject_terms(content: str) -> frozenset[str]:
+    return frozenset(terms(_SPEAKER.sub("", content)))
 
 
 def superseded(records: Sequence[MemoryRecord]) -> set[str]:
@@ -50,14 +86,21 @@ def superseded(records: Sequence[MemoryRecord]) -> set[str]:
     free-form): every earlier entry of the changed domain, or of its replaced kind, leaves the profile."""
     gone: set[str] = set()
     marks = [(r, _changes(r.content)) for r in records]
-    for n, (_, _, replaced) in enumerate(SUPERSESSIONS):
-        changes = [r.created_at for r, m in marks if m[n][0] and (replaced is None or m[n][1])]
+    for n, rule in enumerate(SUPERSESSIONS):
+        changes = [r for r, m in marks if m[n][0] and (rule.replaced is None or m[n][1])]
         if not changes:
             continue
-        latest = max(changes)
+        latest = max(r.created_at for r in changes)
         gone.update(r.memory_id for r, m in marks
-                    if r.created_at < latest and m[n][1] and not m[n][0] and m[n][2])
+                    if r.created_at < latest and m[n][1] and not m[n][0] and m[n][2]
+                    and (not rule.same_subject or _shares_subject(r, changes)))
     return gone
+
+
+def _shares_subject(record: MemoryRecord, changes: list[MemoryRecord]) -> bool:
+    """A later change names what `record` is about (a word in common besides who said it)."""
+    own = _subject_terms(record.content)
+    return any(c.created_at > record.created_at and own & _subject_terms(c.content) for c in changes)
 
 
 def standing_profile(records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
