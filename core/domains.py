@@ -241,6 +241,9 @@ MENTION_PREFIX = "User mentioned: "
 """The extractor's note of something said in passing (`streams.rules.mention`)."""
 
 
+DECIDED = re.compile(r"\b(?:decided|have started|started|switched to|from now on)\b|决定|已经开始|开始吃|改吃|不再", re.IGNORECASE)
+"""A goal that is a decision already taken ("decided to start eating meat", "决定开始吃肉"), not a wish."""
+
 PROFILE_DOMAINS = frozenset({"food", "health", "mental", "religion", "sexuality", "money", "family", "pets", "home", "work",
                              "communication"})
 """The domains of standing facts: what the user eats and cannot, their health, the people and pets around
@@ -251,10 +254,13 @@ by the week: they stay ordinary memories, found when a question reaches them.)""
 def profile_layer(memory_type: MemoryType, slot: str, content: str) -> bool:
     """Whether a user memory belongs to the standing profile (L3): who the user is and their standing
     constraints always; a fact or preference when it is about a standing domain (`PROFILE_DOMAINS`) or a
-    single-valued slot of theirs (where they live, their schedule, reply language). Never a goal of the
-    moment nor a note of something merely mentioned (not a fact about the user)."""
+    single-valued slot of theirs (where they live, their schedule, reply language); a goal only when it is
+    a decision already taken about a standing domain. Never a goal of the moment nor a note of something
+    merely mentioned (not a fact about the user)."""
     if memory_type in (MemoryType.USER_PROFILE, MemoryType.USER_CONSTRAINT):
         return True
+    if memory_type == MemoryType.USER_GOAL:  # a decision already taken changes who the user is now
+        return bool(DECIDED.search(content)) and bool(domains_of(content) & PROFILE_DOMAINS)
     if memory_type not in PROFILE_TYPES or content.startswith(MENTION_PREFIX):
         return False
     return slot in SINGLE_VALUED_SLOTS or bool(domains_of(content) & PROFILE_DOMAINS)
