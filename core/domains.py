@@ -86,6 +86,8 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
         "flat$", "outing", "day trip", "getaway", "spots", "places to", "things to do", "walks$", "brunch",
         "restaurant", "saturday", "sunday", "weekend", "去哪", "哪儿玩", "哪里玩", "周末", "周六", "周日",
         "餐厅", "饭店", "出门",
+        # the weather and climate of where the user lives
+        "winter", "summer", "rain", "snow", "humid", "冬天", "夏天", "下雨", "下雪", "潮湿", "热死",
     ),
     "travel": (
         "travel", "trip", "vacation", "holiday", "flight", "fly", "hotel", "visit", "abroad", "tour", "weekend",
@@ -120,7 +122,7 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
         "备考", "雅思", "托福", "考研", "高考", "日语", "韩语", "法语", "德语", "西班牙语", "播客", "论文",
     ),
     "communication": (
-        "answer", "reply", "respond", "explain", "tell me", "write", "summar", "short", "brief", "concise",
+        "answer", "repl", "respond", "explain", "tell me", "write", "summar", "short", "brief", "concise",
         "detail", "bullet", "format", "english", "chinese", "mandarin", "language", "tone", "formal", "casual",
         "recommend", "suggest", "help", "idea", "advice", "plan",
         "回答", "回复", "解释", "告诉", "写", "总结", "简短", "简洁", "详细", "要点", "格式", "英文", "中文",
@@ -216,10 +218,20 @@ def sensitive_domains(text: str) -> frozenset[str]:
     return frozenset(name for name, pattern in _SENSITIVE_PATTERNS.items() if pattern.search(low))
 
 
+IMPLIED: dict[str, frozenset[str]] = {"travel": frozenset({"health"})}
+"""What a task in one domain needs from another: a trip or an outing needs the body's limits (a bad knee,
+a pregnancy)."""
+
+
+def implied(question: frozenset[str]) -> frozenset[str]:
+    """The question's domains and those they imply (`IMPLIED`)."""
+    return question.union(*(IMPLIED.get(d, frozenset()) for d in question))
+
+
 def domain_overlap(question: frozenset[str], memory: frozenset[str]) -> float:
     """1 when the memory is in a specific domain the question implies, else 0 (generic domains alone
     count half: nearly every request is a plan or asks for an answer)."""
-    shared = question & memory
+    shared = implied(question) & memory
     if not shared:
         return 0.0
     return 1.0 if shared - GENERIC_DOMAINS else 0.5
@@ -232,7 +244,7 @@ def may_show(question: frozenset[str], text: str) -> bool:
     sensitive = sensitive_domains(text)
     if not sensitive:
         return True
-    return bool((question - GATE_GENERIC) & (sensitive | (domains_of(text) - {"work"})))
+    return bool((implied(question) - GATE_GENERIC) & (sensitive | (domains_of(text) - {"work"})))
 
 
 PROFILE_TYPES = frozenset({MemoryType.USER_PROFILE, MemoryType.USER_CONSTRAINT, MemoryType.USER_FACT,
@@ -240,6 +252,11 @@ PROFILE_TYPES = frozenset({MemoryType.USER_PROFILE, MemoryType.USER_CONSTRAINT, 
 MENTION_PREFIX = "User mentioned: "
 """The extractor's note of something said in passing (`streams.rules.mention`)."""
 
+
+RECURRING = re.compile(r"\b(?:every|each) (?:mon|tues|wednes|thurs|fri|satur|sun|week|morning|evening|night)|"
+                       r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days\b|\bweekends off\b|\bweekdays\b|"
+                       r"每周|每天|每晚|每个?月|工作日|周[一二三四五六日末](?:都|休息|固定)|天天", re.IGNORECASE)
+"""A schedule that recurs ("Tuesdays and Thursdays 5 to 6:30", "每周二过去", "周一休息")."""
 
 DECIDED = re.compile(r"\b(?:decided|have started|started|switched to|from now on)\b|决定|已经开始|开始吃|改吃|不再", re.IGNORECASE)
 """A goal that is a decision already taken ("decided to start eating meat", "决定开始吃肉"), not a wish."""
@@ -261,6 +278,8 @@ def profile_layer(memory_type: MemoryType, slot: str, content: str) -> bool:
         return True
     if memory_type == MemoryType.USER_GOAL:  # a decision already taken changes who the user is now
         return bool(DECIDED.search(content)) and bool(domains_of(content) & PROFILE_DOMAINS)
+    if RECURRING.search(content) and "schedule" in domains_of(content) and memory_type in PROFILE_TYPES:
+        return True  # a standing schedule, even one said in passing, is what every plan must respect
     if memory_type not in PROFILE_TYPES or content.startswith(MENTION_PREFIX):
         return False
     return slot in SINGLE_VALUED_SLOTS or bool(domains_of(content) & PROFILE_DOMAINS)
