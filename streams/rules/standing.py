@@ -35,6 +35,7 @@ from .en_turn import is_request
 from .mention import _ADDRESSED, _PASTED, _PRONOUN_SUBJECT, MAX_TURN_CHARS
 from .mood import is_hypothetical, is_momentary, is_sarcastic
 from .narrative import is_phatic, is_task
+from .standing_parts import is_life_change, join_fragments, lasting_clauses
 
 STANDING_CONFIDENCE = 0.42
 """Between a mention (0.4) and the verbatim fallback (0.45): the sentence is kept, not understood."""
@@ -63,9 +64,9 @@ _LASTING = re.compile(r"\b(?:for (?:\w+ )?years|since|always|every|never|rules?|
 _OTHERS_ZH = re.compile(r"^(?:他|她|它|他们|她们|它们|人家|别人|大家)")
 """A Chinese statement that opens on another person speaks of their life, not the user's."""
 _OTHERS_EN = re.compile(r"^(?:he|she|they|it|this|that|these|those|his|her|their|its|you|your|there|here)\b", _I)
-_SUBJECTLESS_DOMAINS = frozenset({"home", "family", "pets"})
+_SUBJECTLESS_DOMAINS = frozenset({"home", "family", "pets", "travel"})
 """Where an English statement with no first-person word is still the user's own: where they live, who they
-live with (the pronoun is the first word chat drops)."""
+live with, where they are going (the pronoun is the first word chat drops: "booked flights!! Osaka, …")."""
 _LEAD_TRIM = re.compile(r"^(?:ok|okay|so|well|oh|lol|haha|yep|yeah|hmm|btw|anyway|guess what)[,!. ]+", _I)
 
 
@@ -80,8 +81,9 @@ def standing_notes(text: str, drafts: list[Draft]) -> list[Draft]:
     it are ("how early should I order the cake? My daughter Mila turns 6 in two weeks")."""
     if _PASTED.search(text) or len(text) > MAX_TURN_CHARS:
         return []
-    split = sentences(text)
+    split = lasting_clauses(join_fragments(sentences(text)))
     known = {t for d in drafts for t in terms(d.content)}
+    facts = {t for d in drafts if not d.content.startswith(MENTION_PREFIX) for t in terms(d.content)}
     covered = {name for d in drafts for name in domains_of(d.content)} | GENERIC_DOMAINS
     understood = any(not d.content.startswith(MENTION_PREFIX) for d in drafts)
     out: list[Draft] = []
@@ -91,13 +93,14 @@ def standing_notes(text: str, drafts: list[Draft]) -> list[Draft]:
         if not body or not _qualifies(body, is_question, task):
             continue
         own = set(terms(body))
+        seen = facts if is_life_change(body) else known  # a mention does not hold a change of job or home
         names = {t for e in [*entities_in(body, prose=True), *_WHEN.findall(body)] for t in terms(e)}
         wish = _is_answer_wish(body)  # the notes of a wish rarely hold its words: kept unless mostly covered
         # a lasting fact of a domain the notes miss ("我妈今年72了，糖尿病好几年" noted only as the age)
         missed = domains_of(body) - covered  # where the user lives now is news whenever it is said
         new_domain = bool(missed) and ("home" in missed or bool(_LASTING.search(body)))
-        if not own or names <= known and (understood and not (wish or new_domain)
-                                          or len(own & known) / len(own) >= COVERED_SHARE):
+        if not own or names <= seen and (understood and not (wish or new_domain)
+                                         or len(own & seen) / len(own) >= COVERED_SHARE):
             continue
         known |= own
         chinese = bool(CJK.search(body))
@@ -117,7 +120,7 @@ def _qualifies(body: str, is_question: bool, task: bool) -> bool:
     if _is_answer_wish(body):
         return True
     if task or is_question or _ZH_QUESTION.search(body) or is_hypothetical(body) or is_sarcastic(body) \
-            or is_momentary(body):
+            or is_momentary(body) and not is_life_change(body):
         return False
     if is_phatic(body) or _ADDRESSED.search(body) or _PRONOUN_SUBJECT.match(body):
         return False
