@@ -28,7 +28,9 @@ _FRAGMENT = re.compile(r"^[A-Z][\w'-]+(?: [A-Z][\w'-]+)?, ")
 _NOT_FRAGMENT = re.compile(r"^(?:I|I'm|Yes|No|Yeah|Yep|Nope|Ok|Okay|Well|So|Oh|Anyway|Also|Sure|Thanks|Hi|Hey|Honestly|"
                            r"Actually|Btw|Lol|Haha|Plus|Then|Now|Still|But|And)\b")
 _CLAUSE_SPLIT = re.compile(r",\s*(?:and|but|so|though)\s+|[;；，]|:\s+")
-_FIRST = re.compile(r"\b(?:i|i'm|i've|my|we|we're|our)\b|我", re.IGNORECASE)
+_CLAUSE_SPLIT_ZH = re.compile(r"[,;:，；：]")  # a prepared turn has ASCII commas between Chinese clauses
+_FIRST = re.compile(r"\b(?:i|i'm|i've|my|we|we're|our)\b|(?<![帮给诉让叫替请])我", re.IGNORECASE)
+"""The user speaking of themselves ("帮我写…" is a request to the assistant, not that)."""
 LIFE_CHANGE = re.compile(
     r"\b(?:first day at|start(?:ed|ing)? (?:at|my new|a new)|new job|moved (?:to|into)|moving (?:to|into)|"
     r"signed a lease)\b|入职|新工作|搬过来|搬到|搬去|搬家", re.IGNORECASE)
@@ -59,7 +61,8 @@ def lasting_clauses(split: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
         if is_question or not is_momentary(sentence) or LIFE_CHANGE.search(sentence):
             out.append((sentence, is_question))
             continue
-        clauses = [c.strip() for c in _CLAUSE_SPLIT.split(sentence) if c and c.strip()]
+        split_at = _CLAUSE_SPLIT_ZH if CJK.search(sentence) else _CLAUSE_SPLIT
+        clauses = [c.strip() for c in split_at.split(sentence) if c and c.strip()]
         kept = [c for c in clauses if _FIRST.search(c) and not is_momentary(c)]
         if kept:
             out.extend((c if CJK.search(c) else c.rstrip(".!") + ".", False) for c in kept)
