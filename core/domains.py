@@ -93,7 +93,7 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
         "travel", "trip", "vacation", "holiday", "flight", "fly", "hotel", "visit", "abroad", "tour", "weekend",
         "getaway", "beach", "road trip", "honeymoon", "passport", "visa", "itinerary", "destination",
         "旅行", "旅游", "出游", "度假", "假期", "机票", "航班", "酒店", "出差", "签证", "周末", "行程", "景点",
-        "去玩", "玩一趟", "改去", "飞去",
+        "去玩", "玩一趟", "改去", "飞去", "出门", "pack$", "packing",
     ),
     "work": (
         "work$", "works$", "working", "worked", "workplace", "job", "office", "boss", "manager", "colleague", "coworker", "team", "client", "meeting",

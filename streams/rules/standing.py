@@ -58,6 +58,8 @@ _NAMED = re.compile(r"(?<=\s)[A-Z][\w'-]+|\d|[一二三四五六七八九十百�
 _WHEN = re.compile(r"[一二三四五六七八九十两半\d]+[点号]|周[一二三四五六日末]|星期.|早上|上午|中午|下午|晚上|"
                    r"\b\d{1,2}(?::\d\d)? ?(?:am|pm)\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b", _I)
 """A time or a day: what a changed schedule names that its notes may not."""
+_PLACE_ATTRIBUTES = frozenset({"location", "hometown"})
+"""A note of where the user lives or comes from: the turn's home is noted."""
 _LASTING = re.compile(r"\b(?:for (?:\w+ )?years|since|always|every|never|rules?|chronic)\b|好几年|多年|"
                       r"[\d一二三四五六七八九十几两]+年了|一直|常年|长期|每(?:天|周|个月|年)|从不|规定|不许|不准", _I)
 """A fact said to last: a condition for years, a habit every week, a rule that always holds."""
@@ -85,6 +87,8 @@ def standing_notes(text: str, drafts: list[Draft]) -> list[Draft]:
     known = {t for d in drafts for t in terms(d.content)}
     facts = {t for d in drafts if not d.content.startswith(MENTION_PREFIX) for t in terms(d.content)}
     covered = {name for d in drafts for name in domains_of(d.content)} | GENERIC_DOMAINS
+    if any(d.attribute in _PLACE_ATTRIBUTES for d in drafts):
+        covered.add("home")
     understood = any(not d.content.startswith(MENTION_PREFIX) for d in drafts)
     out: list[Draft] = []
     for sentence, is_question in split:

@@ -109,3 +109,9 @@ def test_a_new_job_a_new_client_and_a_moved_schedule_supersede_the_old() -> None
                 _record("b", "User has yoga on Friday mornings", 1),
                 _record("c", "User moved piano lessons to Thursday afternoons", 6)]
     assert superseded(schedule) == {"a"}  # the yoga names nothing the change does: it stays
+
+
+def test_people_and_pets_are_kept_by_name_with_their_relation() -> None:
+    assert "用户家的柴犬叫团子" in _contents("我家柴犬团子今天把拖鞋叼走了")
+    assert "User's terrier is called Pickle" in _contents("Pickle, our terrier, ate a whole sock this morning.")
+    assert not any(c.startswith("用户家的") for c in _contents("我女儿今年上小学了"))  # "今年" is no name
