@@ -83,7 +83,7 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
         "nearby", "near me", "local", "around here", "weather", "climate", "commute", "address", "district",
         "家", "住", "搬", "城市", "附近", "周边", "本地", "当地", "天气", "气候", "通勤", "小区", "区",
         # where to go and what to do around: an outing needs the city the user lives in
-        "flat$", "outing", "day trip", "getaway", "spots", "places to", "things to do", "walks$", "brunch",
+        "outing", "day trip", "getaway", "spots", "places to", "things to do", "walks$", "brunch",
         "restaurant", "saturday", "sunday", "weekend", "去哪", "哪儿玩", "哪里玩", "周末", "周六", "周日",
         "餐厅", "饭店", "出门",
         # the weather and climate of where the user lives
@@ -186,14 +186,17 @@ standing appointment is what a plan of the week must respect.)"""
 _NOT_PLACES = ("January|February|March|April|May|June|July|August|September|October|November|December|Monday|"
                "Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|English|Chinese|Mandarin|Cantonese|Spanish|French|"
                "German|Japanese|Korean|Italian|Portuguese|Python|Java|Excel|Q[1-4]|I|The|A|An|My|Our")
-WHEREABOUTS = re.compile(
-    r"(?<![A-Za-z])(?:in|based in|out of|from) (?!(?:" + _NOT_PLACES + r")\b)[A-Z][a-z]+|"
-    r"(?<![A-Za-z])in the (?!(?:" + _NOT_PLACES + r")\b)[A-Z][a-z]+ (?:flat|apartment|house|area|office|suburbs?)\b|"
+HOME_PLACE = re.compile(
+    r"(?<![A-Za-z])in the (?!(?:" + _NOT_PLACES + r")\b)[A-Z][a-z]+ (?:flat|apartment|house|suburbs?)\b|"
+    r"\b(?:new|my|our) flat\b|"
     r"住在|base在|定居|在\S{1,8}(?:住|生活|读研|读博|读书|念书|长大|定居)|\S{2,6}(?:这边|那边)(?:的|住|生活)|"
     r"(?:搬|调|来|到)(?:到|去)\S{2,8}")
-"""A statement of where something is: "in <Place>" (a capitalised name that is not a month, a day, a
-language or a word that opens a sentence), "住在…", "在…生活", "搬到…". Such a statement is about home and
-location even when it names no home word ("I'm in Toronto", "a clinic in Fitzroy, Melbourne")."""
+"""Where the user lives, said as such: "in the Bristol flat", "住在…", "在…生活", "搬到…"."""
+WHEREABOUTS = re.compile(r"(?<![A-Za-z])(?:in|based in|out of|from) (?!(?:" + _NOT_PLACES + r")\b)[A-Z][a-z]+")
+"""Where something is: "in <Place>" (a capitalised name that is not a month, a day, a language or a
+word that opens a sentence). Such a statement is about home and location even when it names no home word
+("I'm in Toronto", "a clinic in Fitzroy, Melbourne"), though not necessarily the user's ("Markets rallied
+in Asia")."""
 
 AGE_OF_NAMED = re.compile(r"(?<![A-Za-z])[A-Z][a-z]+(?: is| just| turned| turns| will be)+ (?:\d{1,2}|one|two|three|four|five|six|"
                           r"seven|eight|nine|ten|eleven|twelve)\b(?![:.]?\d| ?(?:am|pm|%|percent|dollars|hours|minutes|times|x\b))")
@@ -201,14 +204,27 @@ AGE_OF_NAMED = re.compile(r"(?<![A-Za-z])[A-Z][a-z]+(?: is| just| turned| turns|
 
 
 @lru_cache(maxsize=65536)
-def domains_of(text: str) -> frozenset[str]:
-    """The domains whose cues occur in `text` (lower-cased); "home" also for a statement of where
-    (`WHEREABOUTS`), "family" for someone named with an age (`AGE_OF_NAMED`)."""
+def cue_domains(text: str) -> frozenset[str]:
+    """The domains whose cue words occur in `text` (no where-statement: "Markets rallied in Asia" is news)."""
     low = text.lower()
-    found = frozenset(name for name, pattern in _DOMAIN_PATTERNS.items() if pattern.search(low))
-    if "home" not in found and WHEREABOUTS.search(text):
+    return frozenset(name for name, pattern in _DOMAIN_PATTERNS.items() if pattern.search(low))
+
+
+@lru_cache(maxsize=65536)
+def stated_domains(text: str) -> frozenset[str]:
+    """The domains `text` states itself in: its cue words, "home" for a home named as such (`HOME_PLACE`),
+    "family" for someone named with an age (`AGE_OF_NAMED`)."""
+    found = cue_domains(text)
+    if "home" not in found and HOME_PLACE.search(text):
         found |= {"home"}
     return found | {"family"} if "family" not in found and AGE_OF_NAMED.search(text) else found
+
+
+@lru_cache(maxsize=65536)
+def domains_of(text: str) -> frozenset[str]:
+    """The domains of `text` (`stated_domains`), with "home" also for any statement of where (`WHEREABOUTS`)."""
+    found = stated_domains(text)
+    return found | {"home"} if "home" not in found and WHEREABOUTS.search(text) else found
 
 
 @lru_cache(maxsize=65536)

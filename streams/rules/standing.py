@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from engram.core.domains import GENERIC_DOMAINS, MENTION_PREFIX, domains_of
+from engram.core.domains import GENERIC_DOMAINS, MENTION_PREFIX, domains_of, stated_domains
 from engram.core.text import terms
 from engram.schemas.memory import MemoryType as T
 
@@ -94,6 +94,8 @@ def standing_notes(text: str, drafts: list[Draft]) -> list[Draft]:
     for sentence, is_question in split:
         body = _LEAD_TRIM.sub("", sentence.strip()).strip()
         task = is_task(strip_lead(body)) or is_request(strip_lead(body))
+        if task and body.rstrip().endswith(":") or task and ": " in body:
+            break  # what follows "Summarize:" or "Translate this:" is the material, not the user's life
         if not body or not _qualifies(body, is_question, task):
             continue
         own = set(terms(body))
@@ -139,4 +141,4 @@ def _qualifies(body: str, is_question: bool, task: bool) -> bool:
     if _FIRST_EN.search(body):
         return specific or named
     # chat drops the subject ("New place is in Ballard, Seattle"): a named fact of a standing life domain
-    return named and bool(found & _SUBJECTLESS_DOMAINS) and not _OTHERS_EN.match(body)
+    return named and bool(stated_domains(body) & _SUBJECTLESS_DOMAINS) and not _OTHERS_EN.match(body)
