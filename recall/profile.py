@@ -13,15 +13,17 @@ only when the question's domains include its own.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import lru_cache
+from typing import NamedTuple
 
 from engram.core.config import RecallConfig
 from engram.core.domains import domains_of, may_show
 from engram.core.scoring import ScoreParts
-from engram.core.text import estimate_tokens
+from engram.core.text import estimate_tokens, terms
 from engram.core.text_caches import registered
 from engram.projections.ports import profile_order
 from engram.schemas.memory import MemoryRecord
@@ -50,6 +52,21 @@ _DIET_REGIME = re.compile(r"(?<![a-z])(?:vegetarian|vegan|pescatarian|keto|paleo
 _DIET_CHANGE = re.compile(
     r"\b(?:no longer|not \w+ anymore|quit|stopped|gave up|back (?:on|to)|adding \w+ back|eating \w+ again|"
     r"started eating)\b|不再|不吃素|开始吃|恢复|放弃|不玩了|戒了", re.IGNORECASE)
+_JOB_CHANGE = re.compile(
+    r"\b(?:(?:took|accepted|got|landed|start(?:ed|ing)|began) (?:the|a|my|this)? ?(?:new )?(?:job|role|position)|"
+    r"new (?:job|role|position|employer)|first day at|made the leap|resigned|laid off|left my job|"
+    r"changed jobs|switched jobs)\b|换工作|跳槽|辞职了|辞了|离职了|入职|新工作|新公司|新单位|调到", re.IGNORECASE)
+_EMPLOYMENT = re.compile(r"\b(?:job|jobs|works? (?:at|for|as)|employer|shifts?|clinic|hospital|ward|office|icu)\b|"
+                         r"公司|上班|工作|单位|值班|加班|夜班|白班", re.IGNORECASE)
+_ENGAGEMENT_CHANGE = re.compile(
+    r"\bnew (?:project|client|account|team)\b|(?:project|client|项目|客户|团队)\s*换了|换了?(?:个|新)?\s*(?:project|client|"
+    r"项目|客户|团队)|新\s*(?:project|client|项目|客户|团队)", re.IGNORECASE)
+_ENGAGEMENT = re.compile(r"\b(?:project|client|account)s?\b|项目|客户", re.IGNORECASE)
+_RESCHEDULE = re.compile(
+    r"\b(?:moved|changed|switched|pushed|rescheduled|shifted) (?:\w+ ){0,3}(?:to|until)\b|\bnow (?:on|at|every)\b|"
+    r"\binstead\b|改到|改成|改在|改为|挪到|换到|推迟到|提前到", re.IGNORECASE)
+
+_SPEAKER = re.compile(r"^(?:User said: |用户说：|User |用户)")
 
 
 def is_move(text: str) -> bool:
@@ -93,11 +110,35 @@ def _diet_change(text: str) -> bool:
     return bool(_DIET_CHANGE.search(text))
 
 
-SUPERSESSIONS: tuple[tuple[Callable[[str], bool], str, re.Pattern[str] | None], ...] = (
-    (is_move, "home", None), (_diet_change, "food", _DIET_REGIME))
-"""(whether a text is a change, the domain it changes, what in that domain it replaces: any entry when
-None): a move of residence replaces where the user lived before; a change of diet replaces the diet regime
-held before."""
+def _job_change(text: str) -> bool:
+    return bool(_JOB_CHANGE.search(text))
+
+
+def _engagement_change(text: str) -> bool:
+    return bool(_ENGAGEMENT_CHANGE.search(text))
+
+
+def _rescheduling(text: str) -> bool:
+    return bool(_RESCHEDULE.search(text))
+
+
+class Supersession(NamedTuple):
+    """A later entry that is a `change` in `domain` replaces the earlier entries of that domain that match
+    `replaced` (any, when None) and, when `same_subject`, share a word with it."""
+
+    change: Callable[[str], bool]
+    domain: str
+    replaced: re.Pattern[str] | None
+    same_subject: bool = False
+
+
+SUPERSESSIONS = (Supersession(is_move, "home", None), Supersession(_diet_change, "food", _DIET_REGIME),
+                 Supersession(_job_change, "work", _EMPLOYMENT),
+                 Supersession(_engagement_change, "work", _ENGAGEMENT),
+                 Supersession(_rescheduling, "schedule", None, same_subject=True))
+"""A move of residence replaces where the user lived before; a change of diet the diet regime held before;
+a new job the old employer, role and shifts; a new project or client the one before; a schedule moved to
+another time the earlier time of the same thing (the two name it: "video call with my parents")."""
 
 
 Marks = tuple[tuple[bool, bool, bool], ...]
@@ -109,8 +150,17 @@ Marks = tuple[tuple[bool, bool, bool], ...]
 def supersession_marks(content: str) -> Marks:
     """What `SUPERSESSIONS` read in one entry's text (kept by the profile processor instead of the text)."""
     found = domains_of(content)
-    return tuple((change(content), domain in found, replaced is None or bool(replaced.search(content)))
-                 for change, domain, replaced in SUPERSESSIONS)
+    return tuple((rule.change(content), rule.domain in found,
+                  rule.replaced is None or bool(rule.replaced.search(content))) for rule in SUPERSESSIONS)
+
+
+@registered
+@lru_cache(maxsize=65536)
+def subject_keys(content: str) -> frozenset[str]:
+    """What an entry is about, for the same-subject rules: its words besides who said it, each as a short
+    digest (the profile processor keeps these instead of the text)."""
+    return frozenset(hashlib.blake2b(term.encode(), digest_size=6).hexdigest()
+                     for term in terms(_SPEAKER.sub("", content)))
 
 
 def superseded(records: Sequence[MemoryRecord]) -> set[str]:
@@ -118,21 +168,30 @@ def superseded(records: Sequence[MemoryRecord]) -> set[str]:
     free-form): every earlier entry of the standing profile (L3) of the changed domain, or of its replaced
     kind, leaves the profile. A change told anywhere among `records` counts; only profile entries leave
     (an ordinary memory found by a search is no standing fact the change replaces)."""
-    gone = superseded_marked([(r.memory_id, r.created_at, supersession_marks(r.content)) for r in records])
+    gone = superseded_marked([(r.memory_id, r.created_at, supersession_marks(r.content), subject_keys(r.content))
+                              for r in records])
     return {r.memory_id for r in records if r.memory_id in gone and r.layer == "L3"}
 
 
-def superseded_marked(marked: Sequence[tuple[str, datetime, Marks]]) -> set[str]:
-    """`superseded` on (memory id, creation time, `supersession_marks`) triples (all of them entries)."""
+def superseded_marked(marked: Sequence[tuple[str, datetime, Marks, frozenset[str]]]) -> set[str]:
+    """`superseded` on (memory id, creation time, `supersession_marks`, `subject_keys`) of entries."""
     gone: set[str] = set()
-    for n, (_, _, replaced) in enumerate(SUPERSESSIONS):
-        changes = [created for _, created, m in marked if m[n][0] and (replaced is None or m[n][1])]
+    for n, rule in enumerate(SUPERSESSIONS):
+        changes = [(created, subject) for _, created, m, subject in marked
+                   if m[n][0] and (rule.replaced is None or m[n][1])]
         if not changes:
             continue
-        latest = max(changes)
-        gone.update(memory_id for memory_id, created, m in marked
-                    if created < latest and m[n][1] and not m[n][0] and m[n][2])
+        latest = max(created for created, _ in changes)
+        gone.update(memory_id for memory_id, created, m, subject in marked
+                    if created < latest and m[n][1] and not m[n][0] and m[n][2]
+                    and (not rule.same_subject or _shares_subject(created, subject, changes)))
     return gone
+
+
+def _shares_subject(created: datetime, subject: frozenset[str],
+                    changes: list[tuple[datetime, frozenset[str]]]) -> bool:
+    """A later change names what the entry is about (a word in common besides who said it)."""
+    return any(when > created and subject & words for when, words in changes)
 
 
 def standing_profile(records: Sequence[MemoryRecord]) -> list[MemoryRecord]:

@@ -150,8 +150,10 @@ def _grew_up(m: re.Match[str]) -> Draft | None:
     return Draft(T.USER_FACT, f"用户来自{place}", 0.8, "hometown", None, False, (place,)) if place else None
 
 
-_NOT_PLACE = (*"学做看写想用忙准备读考找吃玩这那听打等", "上班", "上学", "上课", "上网", "开会", "开车", "家里", "家")
-"""Verbs and pointers that follow 在 without a place ("在上班", "在家"); 上海 and 开封 are places."""
+_NOT_PLACE = (*"学做看写想用忙准备读考找吃玩这那听打等适睡练赶排整收弄修改纠犹减戒养追努", "上班", "上学", "上课", "上网",
+              "开会", "开车", "家里", "家")
+"""First characters of a verb, verbs and pointers that follow 在 without a place ("在上班", "在家", "还在适应",
+"在练琴"); 上海 and 开封 are places."""
 
 
 def _here(m: re.Match[str]) -> Draft | None:
