@@ -88,12 +88,13 @@ class RecallConfig(_Section):
     turn_candidates: int = Field(default=50, ge=0)
     """Recorded turns (user and assistant) searched beside the memories and fused into one ranking
     (0: memories only)."""
-    fusion_k: float = Field(default=10.0, gt=0.0)
+    fusion_k: float = Field(default=5.0, gt=0.0)
     """Reciprocal rank fusion constant: a piece of evidence scores sum(1 / (k + rank)) over the rankings
-    (memories, turns) it is found in."""
-    turn_weight: float = Field(default=1.0, ge=0.0)
+    (memories, turns) it is found in. Small: the first few places of either ranking decide the top."""
+    turn_weight: float = Field(default=1.5, ge=0.0)
     """The turn ranking's weight in the fusion (the memories' is 1): a turn's share is
-    `turn_weight / (k + rank)`; below 1 a turn no note was drawn from needs a better rank to enter."""
+    `turn_weight / (k + rank)`; below 1 a turn no note was drawn from needs a better rank to enter. Above 1
+    by default: a turn is what was said, word for word, where a note is a paraphrase of part of it."""
     evidence_tokens: int = Field(default=60, ge=8)
     """The sentences of a memory's source turn shown with it, or of a turn shown alone, at most this long
     for the best `evidence_top` items, half as long for the others (more distinct evidence fits)."""

@@ -34,6 +34,13 @@ from .turn_ranking import rank_turns
 
 _SENTENCE_RE = re.compile(r"(?<=[.!?;。！？；])\s+|\n+")
 _SPECIFIC_RE = re.compile(r"\d|(?<=\s)[A-Z][a-z]")
+SESSION_SHARE = 0.5
+"""A piece of evidence also scores this much of the best other score of its session (its other notes and
+turns in the fused ranking): a conversation several of whose turns match the question is likelier the one
+it asks about than a single stray match elsewhere."""
+SESSION_TOP = 1
+"""How many of the session's other scores lift it: only the best, so a long session is not lifted for
+its length."""
 
 
 @dataclass(frozen=True)
@@ -82,8 +89,9 @@ def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[Recalled
         elif n not in turn_rank:
             turn_rank[n] = rank
             scores[n] += share
-    order = sorted([(scores[n], n) for n in range(len(memories))]
-                   + [(share, len(memories) + rank) for share, rank, _ in loose], key=lambda e: (-e[0], e[1]))
+    entries = [(scores[n], n, memories[n][1]) for n in range(len(memories))] \
+        + [(share, len(memories) + rank, hit.turn.session_id) for share, rank, hit in loose]
+    order = sorted(session_scores(entries, SESSION_SHARE, SESSION_TOP), key=lambda e: (-e[0], e[1]))
     order = order[:limit] if limit is not None else order
     kept = [memories[n] for _, n in order if n < len(memories)]
     sources = _source_texts(store, ask, kept, {h.turn.message_id: h.turn for h in hits})
@@ -101,6 +109,28 @@ def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[Recalled
         if n in turn_rank:
             details["turn_rank"] = turn_rank[n] + 1
         out.append(_with_evidence(replace(item, details=details), sources, focus, asked, limit_tokens))
+    return out
+
+
+def session_scores(entries: Sequence[tuple[float, int, str]], share: float, top: int
+                   ) -> list[tuple[float, int]]:
+    """Each (score, place, session) entry's score plus `share` of the `top` best other scores of its session
+    (its notes and its turns in the fused ranking). An entry without a session keeps its score."""
+    best: dict[str, list[float]] = {}
+    for score, _, session in entries:
+        if session and share:
+            best.setdefault(session, []).append(score)
+    for scores in best.values():
+        scores.sort(reverse=True)
+        del scores[top + 1:]
+    out = []
+    for score, n, session in entries:
+        others = list(best.get(session, ()))
+        if score in others:
+            others.remove(score)
+        elif others:
+            others.pop()  # the entry is not among its session's best: they all count
+        out.append((score + share * sum(others[:top]), n))
     return out
 
 
