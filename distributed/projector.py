@@ -200,6 +200,12 @@ def insert_due(settings: ProjectorSettings, since: float, events: int, idle: boo
             or (idle and since >= settings.analytics_gap))
 
 
+def _done() -> Future[None]:
+    future: Future[None] = Future()
+    future.set_result(None)
+    return future
+
+
 def _assignment(consumer: Consumer) -> list[TopicPartition]:
     try:
         return list(consumer.assignment())
@@ -228,6 +234,10 @@ class ProjectorLoop:
         self._stop = threading.Event()
         self._events: list[Event] = []
         self._uncommitted: Offsets = {}
+        self._unwritten: Offsets = {}
+        """Handled, but some of their turn-index objects are still buffered in the store (not handed off)."""
+        self._writing: list[tuple[Future[None], Offsets]] = []
+        """Background Weaviate writes in order, each with the offsets it completes."""
         self._inflight: tuple[Future[int], Offsets] | None = None
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="engram-analytics")
         self._last_analytics = time.monotonic()
@@ -278,9 +288,12 @@ class ProjectorLoop:
             if event.type in PROJECTED_TYPES:
                 self.current.apply(event, offset)
             events.append(event)
-        self.store.flush()
+        written = self.store.flush_recalled()
         self._trace_again(traced, "written")
-        self._uncommitted.update(offsets)  # only after the flush: a retried batch is applied again in full
+        self._unwritten.update(offsets)  # only after the flush: a retried batch is applied again in full
+        if written is not None:  # every object of these offsets is in Weaviate or in that write
+            self._writing.append((written, self._unwritten))
+            self._unwritten = {}
         self._events.extend(events)
         self.counters["events"] += len(events)
 
@@ -304,6 +317,7 @@ class ProjectorLoop:
 
     def _advance(self, consumer: Consumer, idle: bool, final: bool = False) -> None:
         """Step 3: commit what a finished ClickHouse insert covered; start the next insert when due."""
+        self._written(final)
         if self._inflight is not None:
             if not final and not self._inflight[0].done():
                 return  # never wait for ClickHouse here: the next Weaviate batches go first
@@ -323,6 +337,18 @@ class ProjectorLoop:
         self._inflight = (self._writer.submit(self.analytics.write, events), offsets)
         if final:
             self._finish_insert(consumer)
+
+    def _written(self, final: bool) -> None:
+        """Offsets whose Weaviate writes are all done become committable (in order: a failed background write
+        raises here, outside the write retries, and stops the projector before any later offset is committed)."""
+        if final:
+            self.store.flush()
+            self._writing.append((_done(), self._unwritten))
+            self._unwritten = {}
+        while self._writing and (final or self._writing[0][0].done()):
+            future, offsets = self._writing.pop(0)
+            future.result()
+            self._uncommitted.update(offsets)
 
     def _finish_insert(self, consumer: Consumer) -> None:
         """Wait for the ClickHouse insert in flight, then commit the offsets it covered.
