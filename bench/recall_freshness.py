@@ -423,6 +423,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 measured = measure(cluster, producer, pollers, turns[args.warmup:], main_probes, args)
             finally:
                 producer.close()
+            _print_log(Path(tmp) / "worker-0.log", lines=3, containing="projector: {")
             if trace_file is not None:
                 kept = Path(tempfile.gettempdir()) / f"engram-trace-{run_id}.jsonl"
                 kept.write_bytes(trace_file.read_bytes())
@@ -458,9 +459,9 @@ def note(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def _print_log(path: Path, lines: int = 40) -> None:
+def _print_log(path: Path, lines: int = 40, containing: str = "") -> None:
     if path.exists():
-        tail = path.read_text(errors="replace").splitlines()[-lines:]
+        tail = [line for line in path.read_text(errors="replace").splitlines() if containing in line][-lines:]
         print("--- worker log (tail)\n" + "\n".join(tail), file=sys.stderr)
 
 

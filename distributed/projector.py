@@ -60,6 +60,8 @@ log = logging.getLogger("engram.distributed.projector")
 
 PROJECTOR_ROLE = "projectors"
 RETRIES = 5
+STATS_INTERVAL = 10.0
+"""Seconds between two log lines of the projector's counters."""
 COMMIT_RETRY = RetryPolicy(deadline=30.0)
 """A commit retries transient errors this long; then its offsets wait for the next commit."""
 ANALYTICS_GAP = 0.5
@@ -240,7 +242,7 @@ class ProjectorLoop:
         """Background Weaviate writes in order, each with the offsets it completes."""
         self._inflight: tuple[Future[int], Offsets] | None = None
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="engram-analytics")
-        self._last_analytics = time.monotonic()
+        self._last_analytics = self._last_stats = time.monotonic()
 
     def stop(self) -> None:
         self._stop.set()
@@ -275,6 +277,7 @@ class ProjectorLoop:
         events: list[Event] = []
         offsets: Offsets = {}
         traced = self._trace(messages, "consumed")
+        start = time.perf_counter()
         for msg in messages:
             topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
             if msg.error() is not None or topic is None or partition is None or offset is None:
@@ -288,7 +291,12 @@ class ProjectorLoop:
             if event.type in PROJECTED_TYPES:
                 self.current.apply(event, offset)
             events.append(event)
+        applied = time.perf_counter()
         written = self.store.flush_recalled()
+        self.counters["apply_ms"] += round(1000 * (applied - start))
+        self.counters["flush_ms"] += round(1000 * (time.perf_counter() - applied))
+        self.counters["batches"] += bool(messages)
+        self._log_stats()
         self._trace_again(traced, "written")
         self._unwritten.update(offsets)  # only after the flush: a retried batch is applied again in full
         if written is not None:  # every object of these offsets is in Weaviate or in that write
@@ -296,6 +304,13 @@ class ProjectorLoop:
             self._unwritten = {}
         self._events.extend(events)
         self.counters["events"] += len(events)
+
+    def _log_stats(self) -> None:
+        now = time.monotonic()
+        if now - self._last_stats >= STATS_INTERVAL:
+            self._last_stats = now
+            log.info("projector: %s; weaviate %s", dict(sorted(self.counters.items())),
+                     dict(sorted(self.store.write_stats.items())))
 
     def _trace(self, messages: Sequence[Message], hop: str) -> dict[str, list[bytes]]:
         """Trace hop lines (`engram.distributed.trace`) of the traced records, by catalogue topic."""

@@ -22,7 +22,8 @@ key is gone reads as absent.
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
+import time
+from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
@@ -96,6 +97,8 @@ class WeaviateStore:
         """The latest turn written of each recent session: what the next turn answers (`weaviate_turns`)."""
         self.read_pool = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="engram-weaviate-read")
         self.writer = BackgroundWriter()
+        self.write_stats: Counter[str] = Counter()
+        """Writes, objects and milliseconds, of what recall reads and of the rest (the projector logs them)."""
         """The turn index and markers handed off by `flush_recalled`; `flush` waits for it first."""
         """Reads are network round trips: the search's two halves, and RecallService's independent
         reads, overlap on this pool (the client is thread-safe); it lives as long as the connection."""
@@ -360,7 +363,13 @@ class WeaviateStore:
         if queued is None or queued[4] <= version:
             self._other[(collection, uid)] = (tenant, user, props, None, version)
         if len(self._other) + len(self._memories) >= MAX_BUFFERED:
-            self.flush()
+            self._spill()
+
+    def _spill(self) -> None:
+        """The buffer is full: what recall reads is written now, the rest goes to the writer after the write
+        before it (the wait is the back-pressure that bounds the buffer)."""
+        self._write(self._take(RECALLED))
+        self.writer.submit(self._write, self._take(None))
 
     def flush(self) -> None:
         """Write buffered objects, newest version only, every collection and tenant in one gRPC batch, after
@@ -396,9 +405,14 @@ class WeaviateStore:
     def _write(self, rows: dict[tuple[str, str], list[Item]]) -> None:
         if not rows:
             return
+        start = time.perf_counter()
         newer = {key: self._newer(*key, items) for key, items in rows.items()}
         groups = [(self._tenant(*key), items) for key, items in newer.items() if items]
         rejected = insert_batch(groups, WRITE_CHUNK)
+        kind = "recalled" if all(c in RECALLED for c, _ in rows) else "other"
+        self.write_stats[f"{kind}_writes"] += 1
+        self.write_stats[f"{kind}_objects"] += sum(map(len, rows.values()))
+        self.write_stats[f"{kind}_ms"] += round(1000 * (time.perf_counter() - start))
         if rejected:
             raise RuntimeError(f"weaviate rejected {len(rejected)} objects: {rejected[0][0]}: {rejected[0][1]}")
         if len(self._markers_written) > MAX_MARKERS:
