@@ -8,8 +8,7 @@ table to hold. Commit order, per batch (at-least-once):
    processors dead-letter it, and the dead letter reaches ClickHouse);
 2. apply the batch to the current-memory projector and flush Weaviate
    (version-guarded upserts keyed by uuid5: a redelivered or older event
-   changes nothing);
-   What a recall's memory section reads (memories, summaries, cards) is
+   changes nothing). What a recall's memory section reads (memories, summaries, cards) is
    written at once; the turn index and the user and session markers go to
    the store's background writer (`engram.projections.weaviate_writer`), so a
    long turn-index write does not hold the next memories back. A batch's
