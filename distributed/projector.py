@@ -8,16 +8,12 @@ table to hold. Commit order, per batch (at-least-once):
    processors dead-letter it, and the dead letter reaches ClickHouse);
 2. apply the batch to the current-memory projector and flush Weaviate
    (version-guarded upserts keyed by uuid5: a redelivered or older event
-   changes nothing). What a recall's memory section reads (memories, summaries, cards) is
-   written at once; the turn index and the user and session markers go to
-   the store's background writer (`engram.projections.weaviate_writer`), so a
-   long turn-index write does not hold the next memories back. A batch's
-   offsets count as written once every one of its objects is in Weaviate;
+   changes nothing);
 3. every `analytics_interval` seconds, or once the stream has been quiet
    (no record) for `analytics_quiet` seconds, insert the buffered events into
    ClickHouse (rows deduplicated by event id; on a background thread while
    the next batches go to Weaviate), and once that insert has finished,
-   commit the written offsets it covered (at the loop's first turn after it:
+   commit the offsets it covered (at the loop's first turn after it:
    the loop never waits for ClickHouse, so a Weaviate write is never held
    behind an insert). Quiet, not merely an empty poll: a poll of
    `--batch-within` seconds finds nothing many times a second even at a
@@ -209,12 +205,6 @@ def insert_due(settings: ProjectorSettings, since: float, events: int, quiet: fl
             or min(quiet, since) >= settings.analytics_quiet)
 
 
-def _done() -> Future[None]:
-    future: Future[None] = Future()
-    future.set_result(None)
-    return future
-
-
 def _assignment(consumer: Consumer) -> list[TopicPartition]:
     try:
         return list(consumer.assignment())
@@ -243,10 +233,6 @@ class ProjectorLoop:
         self._stop = threading.Event()
         self._events: list[Event] = []
         self._uncommitted: Offsets = {}
-        self._unwritten: Offsets = {}
-        """Handled, but some of their turn-index objects are still buffered in the store (not handed off)."""
-        self._writing: list[tuple[Future[None], Offsets]] = []
-        """Background Weaviate writes in order, each with the offsets it completes."""
         self._inflight: tuple[Future[int], Offsets] | None = None
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="engram-analytics")
         self._last_analytics = self._last_stats = self._last_record = time.monotonic()
@@ -299,16 +285,13 @@ class ProjectorLoop:
                 self.current.apply(event, offset)
             events.append(event)
         applied = time.perf_counter()
-        written = self.store.flush_recalled()
+        self.store.flush()
         self.counters["apply_ms"] += round(1000 * (applied - start))
-        self.counters["flush_ms"] += round(1000 * (time.perf_counter() - applied))
+        self.counters["write_ms"] += round(1000 * (time.perf_counter() - applied))
         self.counters["batches"] += bool(messages)
         self._log_stats()
         self._trace_again(traced, "written")
-        self._unwritten.update(offsets)  # only after the flush: a retried batch is applied again in full
-        if written is not None:  # every object of these offsets is in Weaviate or in that write
-            self._writing.append((written, self._unwritten))
-            self._unwritten = {}
+        self._uncommitted.update(offsets)  # only after the flush: a retried batch is applied again in full
         self._events.extend(events)
         self.counters["events"] += len(events)
 
@@ -339,7 +322,6 @@ class ProjectorLoop:
 
     def _advance(self, consumer: Consumer, idle: bool, final: bool = False) -> None:
         """Step 3: commit what a finished ClickHouse insert covered; start the next insert when due."""
-        self._written(final)
         if self._inflight is not None:
             if not final and not self._inflight[0].done():
                 return  # never wait for ClickHouse here: the next Weaviate batches go first
@@ -362,18 +344,6 @@ class ProjectorLoop:
         self._inflight = (self._writer.submit(self.analytics.write, events), offsets)
         if final:
             self._finish_insert(consumer)
-
-    def _written(self, final: bool) -> None:
-        """Offsets whose Weaviate writes are all done become committable (in order: a failed background write
-        raises here, outside the write retries, and stops the projector before any later offset is committed)."""
-        if final:
-            self.store.flush()
-            self._writing.append((_done(), self._unwritten))
-            self._unwritten = {}
-        while self._writing and (final or self._writing[0][0].done()):
-            future, offsets = self._writing.pop(0)
-            future.result()
-            self._uncommitted.update(offsets)
 
     def _finish_insert(self, consumer: Consumer) -> None:
         """Wait for the ClickHouse insert in flight, then commit the offsets it covered.

@@ -25,7 +25,7 @@ import logging
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Literal
 
@@ -40,7 +40,6 @@ from engram.schemas.memory import GlobalCard, MemoryRecord
 
 from .hybrid_index import searchable_text
 from .weaviate_batch import Item, insert as insert_batch
-from .weaviate_writer import BackgroundWriter
 from .weaviate_sealing import SealedText
 from .ports import RecentTurn, SearchHit, TurnHit, canonical_hash, check_owner, profile_order
 from .weaviate_schema import CARDS, COLLECTIONS, MEMORIES, SESSIONS, SUMMARIES, TURNS, USERS, collection_prefix, \
@@ -53,8 +52,6 @@ PAGE = 1000
 MAX_BUFFERED = 2000
 """Buffered writes beyond this are flushed at once (the buffer is bounded)."""
 WRITE_CHUNK = 500
-RECALLED = frozenset({MEMORIES, SUMMARIES, CARDS})
-"""What a recall's memory section reads: `flush_recalled` writes these at once, the rest in the background."""
 MAX_MARKERS = 200_000
 MAX_HANDLES = 10_000
 READ_THREADS = 6
@@ -96,10 +93,8 @@ class WeaviateStore:
         self.last_turns: OrderedDict[tuple[str, str, str], RecentTurn] = OrderedDict()
         """The latest turn written of each recent session: what the next turn answers (`weaviate_turns`)."""
         self.read_pool = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="engram-weaviate-read")
-        self.writer = BackgroundWriter()
         self.write_stats: Counter[str] = Counter()
-        """Writes, objects and milliseconds, of what recall reads and of the rest (the projector logs them)."""
-        """The turn index and markers handed off by `flush_recalled`; `flush` waits for it first."""
+        """Flushes, objects written and milliseconds spent (the projector logs them)."""
         """Reads are network round trips: the search's two halves, and RecallService's independent
         reads, overlap on this pool (the client is thread-safe); it lives as long as the connection."""
         self.ensure_collections()
@@ -119,7 +114,6 @@ class WeaviateStore:
 
     def close(self) -> None:
         self.read_pool.shutdown(wait=False)
-        self.writer.close()
         self._client.close()
 
     def ensure_collections(self) -> None:
@@ -363,56 +357,29 @@ class WeaviateStore:
         if queued is None or queued[4] <= version:
             self._other[(collection, uid)] = (tenant, user, props, None, version)
         if len(self._other) + len(self._memories) >= MAX_BUFFERED:
-            self._spill()
-
-    def _spill(self) -> None:
-        """The buffer is full: what recall reads is written now, the rest goes to the writer after the write
-        before it (the wait is the back-pressure that bounds the buffer)."""
-        self._write(self._take(RECALLED))
-        self.writer.submit(self._write, self._take(None))
+            self.flush()
 
     def flush(self) -> None:
-        """Write buffered objects, newest version only, every collection and tenant in one gRPC batch, after
-        any write still on the background writer (so a user's objects are in before a delete that follows)."""
-        self.writer.wait()
-        self._write(self._take(None))
-
-    def flush_recalled(self) -> Future[None] | None:
-        """Write what recall's memory section reads (`RECALLED`) now; hand the rest to the background writer.
-
-        Returns the future of the write that covers every object buffered so far (already done when there
-        was nothing else to write), or None while the writer is still busy with an earlier hand-off (then
-        the rest stays buffered for the next call)."""
-        self._write(self._take(RECALLED))
-        if self.writer.busy:
-            return None
-        return self.writer.submit(self._write, self._take(None))
-
-    def _take(self, only: frozenset[str] | None) -> dict[tuple[str, str], list[Item]]:
-        """The buffered objects (of the `only` collections, or all), as rows per (collection, tenant)."""
-        rows: dict[tuple[str, str], list[Item]] = {}
-        if only is None or MEMORIES in only:
-            for uid, (tenant, user, record, vector, context) in self._memories.items():
-                props = self._memory_props(tenant, user, record, context)
-                rows.setdefault((MEMORIES, tenant), []).append(
-                    (uid, self.text.sealed(MEMORIES, uid, tenant, user, props, "record"), vector, record.version))
-            self._memories.clear()
-        for key in [k for k in self._other if only is None or k[0] in only]:
-            tenant, _user, props, other_vector, version = self._other.pop(key)
-            rows.setdefault((key[0], tenant), []).append((key[1], props, other_vector, version))
-        return rows
-
-    def _write(self, rows: dict[tuple[str, str], list[Item]]) -> None:
-        if not rows:
+        """Write buffered objects, newest version only, every collection and tenant in one gRPC batch."""
+        if not self._memories and not self._other:
             return
+        rows: dict[tuple[str, str], list[Item]] = {}
+        for uid, (tenant, user, record, vector, context) in self._memories.items():
+            rows.setdefault((MEMORIES, tenant), []).append(
+                (uid, self.text.sealed(MEMORIES, uid, tenant, user, self._memory_props(tenant, user, record, context),
+                                       "record"), vector, record.version))
+        for (collection, uid), (tenant, _user, props, other_vector, version) in self._other.items():
+            rows.setdefault((collection, tenant), []).append((uid, props, other_vector, version))
+        self._memories.clear()
+        self._other.clear()
         start = time.perf_counter()
         newer = {key: self._newer(*key, items) for key, items in rows.items()}
         groups = [(self._tenant(*key), items) for key, items in newer.items() if items]
         rejected = insert_batch(groups, WRITE_CHUNK)
-        kind = "recalled" if all(c in RECALLED for c, _ in rows) else "other"
-        self.write_stats[f"{kind}_writes"] += 1
-        self.write_stats[f"{kind}_objects"] += sum(map(len, rows.values()))
-        self.write_stats[f"{kind}_ms"] += round(1000 * (time.perf_counter() - start))
+        self.write_stats.update(writes=1, objects=sum(map(len, rows.values())),
+                                memories=sum(len(items) for (collection, _t), items in rows.items()
+                                             if collection == MEMORIES),
+                                ms=round(1000 * (time.perf_counter() - start)))
         if rejected:
             raise RuntimeError(f"weaviate rejected {len(rejected)} objects: {rejected[0][0]}: {rejected[0][1]}")
         if len(self._markers_written) > MAX_MARKERS:
