@@ -269,6 +269,8 @@ class ProfileResponse(_Response):
 
     tenant_id: str
     user_id: str
+    version: int = Field(default=0, description="the profile document's version: how many times it changed "
+                                                "(0: no profile document yet)")
     entries: list[ProfileEntry] = Field(default_factory=list)
     user_known: bool = True
 

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from engram.core.embedding import embed_text
 from engram.core.text import has_visible, strip_control
-from engram.projections.ports import MemoryStore, SearchHit
+from engram.projections.ports import MemoryStore, SearchHit, profile_order
 from engram.recall.deadline import PARTS
 from engram.core.domains import domains_of, sensitive_domains
 from engram.recall.profile import standing_profile
@@ -37,6 +37,7 @@ from engram.runtime.engine import IngestReport
 from engram.schemas.inputs import IngestIssue, TurnInput
 from engram.streams.forget import select_forget_targets
 from engram.schemas.memory import MemoryRecord
+from engram.schemas.profile import ProfileDocument, ProfileItem
 
 from .auth import Principal
 from .backend import MemoryBackend
@@ -227,9 +228,11 @@ class AccessService:
         """The user's standing profile (a new user: no entries, `user_known` false)."""
         who.check_tenant(tenant)
         known = bool(self.backend.read(lambda store: store.has_user(tenant, user)))
-        records = self.backend.read(lambda store: store.persona_memories(tenant, user)) if known else []
-        return ProfileResponse(tenant_id=tenant, user_id=user, user_known=known,
-                               entries=[profile_entry(r) for r in standing_profile(records)])
+        if not known:
+            return ProfileResponse(tenant_id=tenant, user_id=user, user_known=False)
+        document, records = self.backend.read(
+            lambda store: (store.profile_document(tenant, user), store.persona_memories(tenant, user)))
+        return profile_response(tenant, user, document, records)
 
     def memory(self, who: Principal, tenant: str, user: str, memory_id: str) -> MemoryRecord:
         self.require_user(who, tenant, user)
@@ -447,9 +450,25 @@ def search_response(found: SearchResult) -> SearchResponse:
         for h in found.hits], user_known=found.user_known, session_known=found.session_known)
 
 
-def profile_entry(record: MemoryRecord) -> ProfileEntry:
-    """A profile entry as every surface shows it."""
+def profile_response(tenant: str, user: str, document: ProfileDocument | None,
+                     records: list[MemoryRecord]) -> ProfileResponse:
+    """The profile as every surface shows it: the document's entries (its version), most important first;
+    without a document yet (a log written before them), the L3 memories no later change supersedes."""
+    if document is None:
+        return ProfileResponse(tenant_id=tenant, user_id=user,
+                               entries=[profile_entry(r) for r in standing_profile(records)])
+    members = sorted((r for r in records if r.memory_id in document.member_ids), key=profile_order)
+    return ProfileResponse(tenant_id=tenant, user_id=user, version=document.version,
+                           entries=[profile_entry(r, document.entry(r.memory_id)) for r in members])
+
+
+def profile_entry(record: MemoryRecord, item: ProfileItem | None = None) -> ProfileEntry:
+    """A profile entry as every surface shows it (labels and conflict mark from the document's entry)."""
+    if item is not None and item.domains:
+        domains, sensitive = item.domains, item.sensitive
+    else:  # no document entry, or its labels were shredded with their key: read from the text
+        domains, sensitive = tuple(domains_of(record.content)), tuple(sensitive_domains(record.content))
+    conflicts = set(record.conflict_with) | set(item.conflict_with if item is not None else ())
     return ProfileEntry(memory_id=record.memory_id, type=record.type.value, slot=record.slot, content=record.content,
-                        domains=sorted(domains_of(record.content)), sensitive=sorted(sensitive_domains(record.content)),
-                        pinned=record.pinned, importance=record.importance, conflict_with=list(record.conflict_with),
-                        event_time=record.created_at)
+                        domains=sorted(domains), sensitive=sorted(sensitive), pinned=record.pinned,
+                        importance=record.importance, conflict_with=sorted(conflicts), event_time=record.created_at)

@@ -57,14 +57,16 @@ DATA = Path(__file__).resolve().parent / "data"
 SPLITS = {"dev": DATA / "extraction_dev.jsonl", "heldout": DATA / "extraction_heldout.jsonl",
           "heldout2": DATA / "extraction_heldout2.jsonl", "heldout3": DATA / "extraction_heldout3.jsonl",
           "narrative": DATA / "extraction_narrative.jsonl", "narrative2": DATA / "extraction_narrative.jsonl",
-          "dev2": DATA / "extraction_dev2.jsonl",
+          "dev2": DATA / "extraction_dev2.jsonl", "dev3": DATA / "extraction_dev3.jsonl",
           "blind": DATA / "extraction_blind.jsonl", "blind2": DATA / "extraction_blind2.jsonl"}
 """Each held-out split was written before a round of rule changes and scored once after it:
 `heldout` before any change, `heldout2` before round two, `heldout3` before round three, `narrative` (conversational chat: events, values, plans,
 chit-chat) before the session-5 narrative round; `narrative2` (same file) after its first pass, before the last
 changes, and scored only at the end. `dev2` (long self-introductions, quantities, tense, degree, assistant
 commitments, corrections, facts inside requests, sarcasm, reinforcement) was written before the rules for those
-kinds and is tuned on. A split's cases are the lines of its file whose `split` is its name.
+kinds and is tuned on. `dev3` covers the same kinds in new wordings (and must-nots: third parties,
+hypotheticals, sarcasm, questions, PII, one-off requests); it was written and scored before the round that tunes on
+it. A split's cases are the lines of its file whose `split` is its name.
 `blind` and `blind2` were each written by a teammate who had read neither the rules nor the other splits, frozen before the
 rule changes it measures, and is scored once at the end: `all` leaves it out, `--split blind` runs it."""
 SEALED = frozenset({"blind", "blind2"})

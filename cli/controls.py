@@ -131,6 +131,8 @@ def profile(ctx: click.Context, tenant: str, user: str, as_json: bool) -> None:
         click.echo(f"{entry.memory_id[:8]}  {entry.content}  [{marks}]{'  (pinned)' if entry.pinned else ''}")
     if not result.entries:
         click.echo("(no profile entries)")
+    if result.version:
+        click.echo(f"(profile version {result.version})")
 
 
 @click.command()

@@ -18,14 +18,15 @@ from .main import cli
 if TYPE_CHECKING:
     from engram.distributed.rebuild import RebuildReport
 
-ROLE_CHOICES = ("all", "processors", "projectors", "extract", "consolidate", "summarize", "cards")
+ROLE_CHOICES = ("all", "processors", "projectors", "extract", "consolidate", "profile", "summarize", "cards")
 
 
 @cli.command()
 @click.option("--role", type=click.Choice(ROLE_CHOICES), default="all", show_default=True,
               help="all = processors + projectors (one command; the projectors run in a child process); "
-                   "processors = extraction, consolidation and summaries (one stage alone: extract / consolidate / "
-                   "summarize); projectors = Weaviate and ClickHouse. One consumer group per role.")
+                   "processors = extraction, consolidation, the profile, summaries and cards (one stage alone: "
+                   "extract / consolidate / profile / summarize / cards); projectors = Weaviate and ClickHouse. "
+                   "One consumer group per role.")
 @click.option("--bootstrap", envvar="ENGRAM_KAFKA_BOOTSTRAP", default="127.0.0.1:9092", show_default=True,
               help="Kafka bootstrap servers (or ENGRAM_KAFKA_BOOTSTRAP).")
 @click.option("--prefix", envvar="ENGRAM_KAFKA_PREFIX", default="", help="Topic and group name prefix.")

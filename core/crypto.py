@@ -47,6 +47,7 @@ SEALED_FIELDS: dict[str, tuple[str, ...]] = {
     "TurnRecorded": ("content", "metadata"),
     "MemoryProposed": tuple(f"candidate.{f}" for f in _RECORD),
     "MemoryChanged": (*(f"before.{f}" for f in _RECORD), *(f"after.{f}" for f in _RECORD), "reason"),
+    "ProfileChanged": ("added", "updated"),
     "SummarySnapshotted": ("sections", "error"),
     "RecallServed": ("question",),
     "FeedbackGiven": ("reason", "remark"),

@@ -69,7 +69,7 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
         "nephew", "twins", "birthday", "anniversary", "gift", "present$", "presents$", "wedding",
         "家人", "家里", "家庭", "老婆", "妻子", "太太", "老公", "丈夫", "爱人", "对象", "男朋友", "女朋友", "孩子",
         "儿子", "女儿", "宝宝", "小孩", "妈妈", "母亲", "爸爸", "父亲", "父母", "哥哥", "姐姐", "弟弟", "妹妹",
-        "爷爷", "奶奶", "外公", "外婆", "姥姥", "姥爷", "生日", "纪念日", "礼物", "婚礼", "全家", "岁", "娃",
+        "爷爷", "奶奶", "外公", "外婆", "姥姥", "姥爷", "生日", "纪念日", "礼物", "婚礼", "全家", "岁", "娃" "我妈", "我爸", "她妈", "他妈", "他爸", "她爸",
     ),
     "pets": (
         "pet$", "pets$", "dog", "puppy", "cat$", "cats$", "kitten", "rabbit", "hamster", "parrot", "bird", "fish tank", "vet$",
@@ -82,11 +82,18 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
         "town", "neighbo",
         "nearby", "near me", "local", "around here", "weather", "climate", "commute", "address", "district",
         "家", "住", "搬", "城市", "附近", "周边", "本地", "当地", "天气", "气候", "通勤", "小区", "区",
+        # where to go and what to do around: an outing needs the city the user lives in
+        "outing", "day trip", "getaway", "spots", "places to", "things to do", "walks$", "brunch",
+        "restaurant", "saturday", "sunday", "weekend", "去哪", "哪儿玩", "哪里玩", "周末", "周六", "周日",
+        "餐厅", "饭店", "出门",
+        # the weather and climate of where the user lives
+        "winter", "summer", "rain", "snow", "humid", "冬天", "夏天", "下雨", "下雪", "潮湿", "热死",
     ),
     "travel": (
         "travel", "trip", "vacation", "holiday", "flight", "fly", "hotel", "visit", "abroad", "tour", "weekend",
         "getaway", "beach", "road trip", "honeymoon", "passport", "visa", "itinerary", "destination",
         "旅行", "旅游", "出游", "度假", "假期", "机票", "航班", "酒店", "出差", "签证", "周末", "行程", "景点",
+        "去玩", "玩一趟", "改去", "飞去", "出门", "pack$", "packing",
     ),
     "work": (
         "work$", "works$", "working", "worked", "workplace", "job", "office", "boss", "manager", "colleague", "coworker", "team", "client", "meeting",
@@ -108,11 +115,14 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
     ),
     "learning": (
         "learn", "study", "course", "class", "lesson", "school", "university", "college", "exam", "degree",
-        "language", "practice", "tutor", "homework", "book", "read$", "reading",
+        "language", "practice", "tutor", "homework", "book", "read$", "reading", "test$", "certificat",
+        "ielts", "toefl", "gre$", "gmat", "jlpt", "hsk", "japanese", "spanish", "french", "german", "korean",
+        "italian", "podcast", "thesis", "phd",
         "学习", "学", "课程", "上课", "学校", "大学", "考试", "学位", "语言", "练习", "家教", "作业", "书", "读",
+        "备考", "雅思", "托福", "考研", "高考", "日语", "韩语", "法语", "德语", "西班牙语", "播客", "论文",
     ),
     "communication": (
-        "answer", "reply", "respond", "explain", "tell me", "write", "summar", "short", "brief", "concise",
+        "answer", "repl", "respond", "explain", "tell me", "write", "summar", "short", "brief", "concise",
         "detail", "bullet", "format", "english", "chinese", "mandarin", "language", "tone", "formal", "casual",
         "recommend", "suggest", "help", "idea", "advice", "plan",
         "回答", "回复", "解释", "告诉", "写", "总结", "简短", "简洁", "详细", "要点", "格式", "英文", "中文",
@@ -173,11 +183,48 @@ GATE_GENERIC = frozenset({"communication"})
 standing appointment is what a plan of the week must respect.)"""
 
 
+_NOT_PLACES = ("January|February|March|April|May|June|July|August|September|October|November|December|Monday|"
+               "Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|English|Chinese|Mandarin|Cantonese|Spanish|French|"
+               "German|Japanese|Korean|Italian|Portuguese|Python|Java|Excel|Q[1-4]|I|The|A|An|My|Our")
+HOME_PLACE = re.compile(
+    r"(?<![A-Za-z])in the (?!(?:" + _NOT_PLACES + r")\b)[A-Z][a-z]+ (?:flat|apartment|house|suburbs?)\b|"
+    r"\b(?:new|my|our) flat\b|"
+    r"住在|base在|定居|在\S{1,8}(?:住|生活|读研|读博|读书|念书|长大|定居)|\S{2,6}(?:这边|那边)(?:的|住|生活)|"
+    r"(?:搬|调|来|到)(?:到|去)\S{2,8}")
+"""Where the user lives, said as such: "in the Bristol flat", "住在…", "在…生活", "搬到…"."""
+WHEREABOUTS = re.compile(r"(?<![A-Za-z])(?:in|based in|out of|from) (?!(?:" + _NOT_PLACES + r")\b)[A-Z][a-z]+")
+"""Where something is: "in <Place>" (a capitalised name that is not a month, a day, a language or a
+word that opens a sentence). Such a statement is about home and location even when it names no home word
+("I'm in Toronto", "a clinic in Fitzroy, Melbourne"), though not necessarily the user's ("Markets rallied
+in Asia")."""
+
+AGE_OF_NAMED = re.compile(r"(?<![A-Za-z])[A-Z][a-z]+(?: is| just| turned| turns| will be)+ (?:\d{1,2}|one|two|three|four|five|six|"
+                          r"seven|eight|nine|ten|eleven|twelve)\b(?![:.]?\d| ?(?:am|pm|%|percent|dollars|hours|minutes|times|x\b))")
+"""Someone named with an age ("Hamish is 9", "Beatrix just turned 4"): a person of the user's family."""
+
+
 @lru_cache(maxsize=65536)
-def domains_of(text: str) -> frozenset[str]:
-    """The domains whose cues occur in `text` (lower-cased)."""
+def cue_domains(text: str) -> frozenset[str]:
+    """The domains whose cue words occur in `text` (no where-statement: "Markets rallied in Asia" is news)."""
     low = text.lower()
     return frozenset(name for name, pattern in _DOMAIN_PATTERNS.items() if pattern.search(low))
+
+
+@lru_cache(maxsize=65536)
+def stated_domains(text: str) -> frozenset[str]:
+    """The domains `text` states itself in: its cue words, "home" for a home named as such (`HOME_PLACE`),
+    "family" for someone named with an age (`AGE_OF_NAMED`)."""
+    found = cue_domains(text)
+    if "home" not in found and HOME_PLACE.search(text):
+        found |= {"home"}
+    return found | {"family"} if "family" not in found and AGE_OF_NAMED.search(text) else found
+
+
+@lru_cache(maxsize=65536)
+def domains_of(text: str) -> frozenset[str]:
+    """The domains of `text` (`stated_domains`), with "home" also for any statement of where (`WHEREABOUTS`)."""
+    found = stated_domains(text)
+    return found | {"home"} if "home" not in found and WHEREABOUTS.search(text) else found
 
 
 @lru_cache(maxsize=65536)
@@ -187,10 +234,20 @@ def sensitive_domains(text: str) -> frozenset[str]:
     return frozenset(name for name, pattern in _SENSITIVE_PATTERNS.items() if pattern.search(low))
 
 
+IMPLIED: dict[str, frozenset[str]] = {"travel": frozenset({"health"})}
+"""What a task in one domain needs from another: a trip or an outing needs the body's limits (a bad knee,
+a pregnancy)."""
+
+
+def implied(question: frozenset[str]) -> frozenset[str]:
+    """The question's domains and those they imply (`IMPLIED`)."""
+    return question.union(*(IMPLIED.get(d, frozenset()) for d in question))
+
+
 def domain_overlap(question: frozenset[str], memory: frozenset[str]) -> float:
     """1 when the memory is in a specific domain the question implies, else 0 (generic domains alone
     count half: nearly every request is a plan or asks for an answer)."""
-    shared = question & memory
+    shared = implied(question) & memory
     if not shared:
         return 0.0
     return 1.0 if shared - GENERIC_DOMAINS else 0.5
@@ -203,7 +260,7 @@ def may_show(question: frozenset[str], text: str) -> bool:
     sensitive = sensitive_domains(text)
     if not sensitive:
         return True
-    return bool((question - GATE_GENERIC) & (sensitive | (domains_of(text) - {"work"})))
+    return bool((implied(question) - GATE_GENERIC) & (sensitive | (domains_of(text) - {"work"})))
 
 
 PROFILE_TYPES = frozenset({MemoryType.USER_PROFILE, MemoryType.USER_CONSTRAINT, MemoryType.USER_FACT,
@@ -211,6 +268,14 @@ PROFILE_TYPES = frozenset({MemoryType.USER_PROFILE, MemoryType.USER_CONSTRAINT, 
 MENTION_PREFIX = "User mentioned: "
 """The extractor's note of something said in passing (`streams.rules.mention`)."""
 
+
+RECURRING = re.compile(r"\b(?:every|each) (?:mon|tues|wednes|thurs|fri|satur|sun|week|morning|evening|night)|"
+                       r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days\b|\bweekends off\b|\bweekdays\b|"
+                       r"每周|每天|每晚|每个?月|工作日|周[一二三四五六日末](?:都|休息|固定)|天天", re.IGNORECASE)
+"""A schedule that recurs ("Tuesdays and Thursdays 5 to 6:30", "每周二过去", "周一休息")."""
+
+DECIDED = re.compile(r"\b(?:decided|have started|started|switched to|from now on)\b|决定|已经开始|开始吃|改吃|不再", re.IGNORECASE)
+"""A goal that is a decision already taken ("decided to start eating meat", "决定开始吃肉"), not a wish."""
 
 PROFILE_DOMAINS = frozenset({"food", "health", "mental", "religion", "sexuality", "money", "family", "pets", "home", "work",
                              "communication"})
@@ -222,10 +287,15 @@ by the week: they stay ordinary memories, found when a question reaches them.)""
 def profile_layer(memory_type: MemoryType, slot: str, content: str) -> bool:
     """Whether a user memory belongs to the standing profile (L3): who the user is and their standing
     constraints always; a fact or preference when it is about a standing domain (`PROFILE_DOMAINS`) or a
-    single-valued slot of theirs (where they live, their schedule, reply language). Never a goal of the
-    moment nor a note of something merely mentioned (not a fact about the user)."""
+    single-valued slot of theirs (where they live, their schedule, reply language); a goal only when it is
+    a decision already taken about a standing domain. Never a goal of the moment nor a note of something
+    merely mentioned (not a fact about the user)."""
     if memory_type in (MemoryType.USER_PROFILE, MemoryType.USER_CONSTRAINT):
         return True
+    if memory_type == MemoryType.USER_GOAL:  # a decision already taken changes who the user is now
+        return bool(DECIDED.search(content)) and bool(domains_of(content) & PROFILE_DOMAINS)
+    if RECURRING.search(content) and "schedule" in domains_of(content) and memory_type in PROFILE_TYPES:
+        return True  # a standing schedule, even one said in passing, is what every plan must respect
     if memory_type not in PROFILE_TYPES or content.startswith(MENTION_PREFIX):
         return False
     return slot in SINGLE_VALUED_SLOTS or bool(domains_of(content) & PROFILE_DOMAINS)

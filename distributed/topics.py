@@ -18,9 +18,10 @@ SOURCE_TOPICS: tuple[t.Topic, ...] = (t.TURNS, t.COMMANDS, t.RECALLS)
 """Written by the edges (chat platform, users, recall service); never regenerated."""
 
 ROLES: dict[str, tuple[str, ...]] = {
-    "processors": ("extract", "consolidate", "summarize", "cards"),
+    "processors": ("extract", "consolidate", "profile", "summarize", "cards"),
     "extract": ("extract",),
     "consolidate": ("consolidate",),
+    "profile": ("profile",),
     "summarize": ("summarize",),
     "cards": ("cards",),
 }

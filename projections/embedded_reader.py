@@ -21,6 +21,7 @@ import numpy as np
 
 from engram.schemas.events import SummarySnapshotted
 from engram.schemas.memory import GlobalCard, MemoryRecord
+from engram.schemas.profile import ProfileDocument
 
 from .embedded_store import EmbeddedStore
 from .hybrid_index import UserIndex
@@ -107,6 +108,9 @@ class EmbeddedReader(EmbeddedStore):
             "ORDER BY version DESC LIMIT 1", (tenant, user, session)).fetchone()
         return SummarySnapshotted.model_validate_json(row[0]) if row else None
 
+    def profile_document(self, tenant: str, user: str) -> ProfileDocument | None:
+        return self.published.cached("profile", (tenant, user), lambda: self._read_profile(tenant, user))
+
     def recent_turns(self, tenant: str, user: str, session: str, limit: int) -> list[RecentTurn]:
         return list(self.published.cached("recent", (tenant, user, session, str(limit)),
                                           lambda: self._read_recent(tenant, user, session, limit)))
@@ -136,6 +140,7 @@ class EmbeddedReader(EmbeddedStore):
         raise PermissionError("the embedded reader is read-only: write through the runtime")
 
     upsert_memory = delete_memory = upsert_summary = upsert_card = add_turn = _refuse  # type: ignore[assignment]
+    put_profile = _refuse  # type: ignore[assignment]
     forget_context = clear = forget_cache = withdraw_turns = _refuse  # type: ignore[assignment]
 
     def close(self) -> None:

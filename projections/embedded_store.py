@@ -13,6 +13,7 @@ import numpy as np
 
 from engram.schemas.events import SummarySnapshotted
 from engram.schemas.memory import GlobalCard, MemoryRecord
+from engram.schemas.profile import ProfileDocument
 
 from .hybrid_index import UserIndex
 from .snapshots import StoreChanges
@@ -35,6 +36,8 @@ CREATE TABLE IF NOT EXISTS proj_turns (
   position INTEGER NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL, occurred_at TEXT NOT NULL,
   PRIMARY KEY (tenant, user, session, message_id));
 CREATE INDEX IF NOT EXISTS proj_turns_recent ON proj_turns (tenant, user, session, position);
+CREATE TABLE IF NOT EXISTS proj_profiles (tenant TEXT NOT NULL, user TEXT NOT NULL, version INTEGER NOT NULL,
+  payload BLOB NOT NULL, PRIMARY KEY (tenant, user));
 CREATE TABLE IF NOT EXISTS proj_users (tenant TEXT NOT NULL, user TEXT NOT NULL,
   PRIMARY KEY (tenant, user));
 CREATE TABLE IF NOT EXISTS proj_sessions (tenant TEXT NOT NULL, user TEXT NOT NULL, session TEXT NOT NULL,
@@ -42,7 +45,8 @@ CREATE TABLE IF NOT EXISTS proj_sessions (tenant TEXT NOT NULL, user TEXT NOT NU
 INSERT OR IGNORE INTO proj_sessions SELECT DISTINCT tenant, user, session FROM proj_turns
   WHERE NOT EXISTS (SELECT 1 FROM proj_sessions);
 """
-TABLES = ("proj_memories", "proj_summaries", "proj_cards", "proj_turns", "proj_users", "proj_sessions")
+TABLES = ("proj_memories", "proj_summaries", "proj_cards", "proj_turns", "proj_users", "proj_sessions",
+          "proj_profiles")
 
 
 class EmbeddedStore:
@@ -57,11 +61,13 @@ class EmbeddedStore:
         self._known_sessions: set[tuple[str, str, str]] = set()
         self._cards: dict[tuple[str, str], list[GlobalCard]] = {}
         self._summaries: dict[tuple[str, str, str], SummarySnapshotted | None] = {}
+        self._profiles: dict[tuple[str, str], ProfileDocument | None] = {}
         self._recent: dict[tuple[str, str, str], tuple[int, list[RecentTurn]]] = {}
         # newest buffered version of each memory (record, vector bytes, context); rows are built at flush
         self._pending_memories: dict[tuple[str, str, str], tuple[MemoryRecord, bytes, str]] = {}
         self._pending_turns: list[tuple[object, ...]] = []
         self._pending_users: list[tuple[str, str]] = []
+        self._pending_profiles: dict[tuple[str, str], ProfileDocument] = {}
         self.changes = StoreChanges()
         db.executescript(SCHEMA)
         if "context" not in {row[1] for row in db.execute("PRAGMA table_info(proj_memories)")}:
@@ -111,6 +117,13 @@ class EmbeddedStore:
         if self._pending_users:
             self._db.executemany("INSERT OR IGNORE INTO proj_users VALUES (?,?)", self._pending_users)
             self._pending_users.clear()
+        if self._pending_profiles:
+            self._db.executemany(
+                "INSERT INTO proj_profiles VALUES (?,?,?,?) ON CONFLICT (tenant, user) DO UPDATE SET "
+                "version=excluded.version, payload=excluded.payload WHERE excluded.version > proj_profiles.version",
+                [(tenant, user, d.revision, d.model_dump_json().encode())
+                 for (tenant, user), d in self._pending_profiles.items()])
+            self._pending_profiles.clear()
 
     def delete_memory(self, tenant: str, user: str, memory_id: str) -> bool:
         self.flush()
@@ -150,7 +163,38 @@ class EmbeddedStore:
 
     def profile_entries(self, tenant: str, user: str, limit: int,
                         vector: np.ndarray | None = None) -> list[MemoryRecord]:
-        return self._index(tenant, user).profile_top(limit)
+        index = self._index(tenant, user)
+        document = self.profile_document(tenant, user)
+        if document is None:  # a log written before profile documents: the L3 memories
+            return index.profile_top(limit)
+        members = document.member_ids
+        return [r for r in index.profile_top(len(index.persona)) if r.memory_id in members][:limit]
+
+    # -- the profile document -------------------------------------------------
+    def put_profile(self, tenant: str, user: str, document: ProfileDocument) -> bool:
+        """Buffered like the memories (the newest document of a user is written at `flush`), guarded by
+        the document's `revision` (its `version` starts again when the profile restarts)."""
+        check_owner(tenant, user, document.tenant_id, document.user_id)
+        current = self.profile_document(tenant, user)
+        if current is not None and current.revision >= document.revision:
+            return False
+        self._profiles[(tenant, user)] = self._pending_profiles[(tenant, user)] = document
+        self.changes.touch(tenant, user)
+        return True
+
+    def profile_document(self, tenant: str, user: str) -> ProfileDocument | None:
+        """Read once, then kept (and replaced by the writes)."""
+        key = (tenant, user)
+        pending = self._pending_profiles.get(key)
+        if pending is not None:
+            return pending
+        if key not in self._profiles:
+            self._profiles[key] = self._read_profile(tenant, user)
+        return self._profiles[key]
+
+    def _read_profile(self, tenant: str, user: str) -> ProfileDocument | None:
+        row = self._db.execute("SELECT payload FROM proj_profiles WHERE tenant=? AND user=?", (tenant, user)).fetchone()
+        return ProfileDocument.model_validate_json(row[0]) if row else None
 
     def search_memories(
         self, tenant: str, user: str, query: str, vector: np.ndarray, limit: int
@@ -359,6 +403,7 @@ class EmbeddedStore:
         self._pending_memories.clear()
         self._pending_turns.clear()
         self._pending_users.clear()
+        self._pending_profiles.clear()
         self._indexes.clear()
         self._known_users.clear()
         self._known_sessions.clear()
@@ -367,6 +412,7 @@ class EmbeddedStore:
 
     def _drop_user_caches(self, tenant: str, user: str) -> None:
         self._cards.pop((tenant, user), None)
+        self._profiles.pop((tenant, user), None)
         self._turn_indexes.pop((tenant, user), None)
         for cache in (self._summaries, self._recent):
             for key in [k for k in cache if k[:2] == (tenant, user)]:
@@ -374,6 +420,7 @@ class EmbeddedStore:
 
     def _drop_read_caches(self) -> None:
         self._cards.clear()
+        self._profiles.clear()
         self._turn_indexes.clear()
         self._summaries.clear()
         self._recent.clear()
@@ -398,5 +445,6 @@ class EmbeddedStore:
             "SELECT tenant, user, session, message_id, role, content FROM proj_turns "
             "ORDER BY tenant, user, session, position, message_id",
             "SELECT tenant, user, session FROM proj_sessions ORDER BY tenant, user, session",
+            "SELECT tenant, user, version, payload FROM proj_profiles ORDER BY tenant, user",
         )
         return canonical_hash(self._db.execute(query) for query in queries)

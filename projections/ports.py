@@ -17,6 +17,7 @@ import orjson
 
 from engram.schemas.events import SummarySnapshotted
 from engram.schemas.memory import GlobalCard, MemoryRecord, Role
+from engram.schemas.profile import ProfileDocument
 
 
 @dataclass(frozen=True)
@@ -76,9 +77,18 @@ class MemoryStore(Protocol):
 
     def profile_entries(self, tenant: str, user: str, limit: int,
                         vector: np.ndarray | None = None) -> list[MemoryRecord]:
-        """At most `limit` active L3 entries of the standing profile, in `profile_order`: all of them when
-        there are no more; else the best by that order (embedded), or those nearest `vector` (a store that
-        cannot order by importance on its side, so that a long history's profile costs one bounded read)."""
+        """At most `limit` entries of the standing profile (the members of its document; every active L3
+        memory while the user has no document yet), in `profile_order`: all of them when there are no
+        more; else the best by that order (embedded), or those nearest `vector` (a store that cannot order
+        by importance on its side, so that a long history's profile costs one bounded read)."""
+        ...
+
+    def put_profile(self, tenant: str, user: str, document: ProfileDocument) -> bool:
+        """Write the user's profile document unless the same or a later `revision` of it is there."""
+        ...
+
+    def profile_document(self, tenant: str, user: str) -> ProfileDocument | None:
+        """The user's profile document as last written (None: none yet, or its key is destroyed)."""
         ...
 
     def search_memories(
@@ -153,7 +163,8 @@ def canonical_hash(sections: Iterable[Iterable[Sequence[object]]]) -> str:
     Sections, in order: memories (tenant, user, memory_id, version, status, record JSON),
     summaries (tenant, user, session, version, JSON), cards (tenant, user, card_id,
     version, JSON), turns (tenant, user, session, message_id, role, content) in
-    conversation order, sessions (tenant, user, session).
+    conversation order, sessions (tenant, user, session), profile documents (tenant, user,
+    version, JSON).
     """
     digest = hashlib.sha256()
     for rows in sections:

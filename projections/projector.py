@@ -24,8 +24,10 @@ from engram.core.embedding import Embedder, embed_text
 from engram.core.pii import redact
 from engram.schemas.base import Event
 from engram.schemas.events import (
-    ForgetRequested, GlobalCardDeleted, GlobalCardSaved, MemoryChanged, SummarySnapshotted, TurnRecorded,
+    ForgetRequested, GlobalCardDeleted, GlobalCardSaved, MemoryChanged, ProfileChanged, SummarySnapshotted,
+    TurnRecorded,
 )
+from engram.schemas.profile import ProfileDocument
 
 from engram.schemas.memory import GlobalCard
 
@@ -33,7 +35,7 @@ from .ports import MemoryStore, RecentTurn
 
 PROJECTED_TYPES = frozenset(
     {"MemoryChanged", "SummarySnapshotted", "GlobalCardSaved", "GlobalCardDeleted", "TurnRecorded",
-     "ForgetRequested"}
+     "ForgetRequested", "ProfileChanged"}
 )
 
 
@@ -68,6 +70,10 @@ class CurrentMemoryProjector:
             self._delete_card(event)
         elif isinstance(event, TurnRecorded):
             self._turn(event, position)
+        elif isinstance(event, ProfileChanged):
+            document = folded_profile(self.store.profile_document(event.tenant_id, event.user_id), event)
+            if document is not None:
+                self.store.put_profile(event.tenant_id, event.user_id, document)
         elif isinstance(event, ForgetRequested) and event.everything:
             self._forget_turns(event.tenant_id, event.user_id)
             self._forget_everything(event)
@@ -167,6 +173,29 @@ class CurrentMemoryProjector:
         self._said[(tenant, user, message_id)] = content
         if len(self._said) > REMEMBERED_TURNS:
             self._said.popitem(last=False)
+
+
+def folded_profile(document: ProfileDocument | None, change: ProfileChanged) -> ProfileDocument | None:
+    """The profile document after `change`, or None when the document already has it (a replay or a
+    redelivery): entries removed, then those added and updated put in, at the change's version.
+
+    A version 1 other than the one the document started with starts it anew: the processor's state was
+    erased with its owner's key (a forget-everything on the distributed runtime, whose states are sealed)
+    and the profile restarted, after the old one had lost every entry."""
+    restarted = change.profile_version == 1 and (document is None or document.first_event_id != change.event_id)
+    if document is not None and not restarted and document.version >= change.profile_version:
+        return None
+    base = None if restarted else document
+    entries = {e.memory_id: e for e in base.entries} if base is not None else {}
+    for removal in change.removed:
+        entries.pop(removal.memory_id, None)
+    for item in (*change.added, *change.updated):
+        entries[item.memory_id] = item
+    return ProfileDocument(tenant_id=change.tenant_id, user_id=change.user_id, version=change.profile_version,
+                           revision=(document.revision if document is not None else 0) + 1,
+                           entries=tuple(entries[m] for m in sorted(entries)), updated_at=change.occurred_at,
+                           first_event_id=base.first_event_id if base is not None else change.event_id,
+                           last_event_id=change.event_id)
 
 
 def erased_card(card: GlobalCard, at: datetime) -> GlobalCard:

@@ -16,7 +16,8 @@ CARDS = "EngramCard"
 TURNS = "EngramTurn"
 USERS = "EngramUser"
 SESSIONS = "EngramSession"
-COLLECTIONS = (MEMORIES, SUMMARIES, CARDS, TURNS, USERS, SESSIONS)
+PROFILES = "EngramProfile"
+COLLECTIONS = (MEMORIES, SUMMARIES, CARDS, TURNS, USERS, SESSIONS, PROFILES)
 
 _TENANT_NAME = re.compile(r"^[A-Za-z0-9_-]{1,60}$")
 
@@ -123,6 +124,11 @@ def collection_specs(wvc: Any) -> dict[str, dict[str, Any]]:
             **common,
             "vector_config": wvc.config.Configure.Vectors.self_provided(),
             "properties": [key("tenant_id"), key("user_id"), key("session_id")],
+        },
+        PROFILES: {
+            **common,
+            "vector_config": wvc.config.Configure.Vectors.self_provided(),
+            "properties": [key("tenant_id"), key("user_id"), number("version", dt.INT), blob("payload")],
         },
     }
 

@@ -37,13 +37,14 @@ from engram.core.keystore import master_key, master_key_configured
 from engram.core.text import terms
 from engram.schemas.events import SummarySnapshotted
 from engram.schemas.memory import GlobalCard, MemoryRecord
+from engram.schemas.profile import ProfileDocument
 
 from .hybrid_index import searchable_text
 from .weaviate_batch import Item, insert as insert_batch
 from .weaviate_sealing import SealedText
 from .ports import RecentTurn, SearchHit, TurnHit, canonical_hash, check_owner, profile_order
-from .weaviate_schema import CARDS, COLLECTIONS, MEMORIES, SESSIONS, SUMMARIES, TURNS, USERS, collection_prefix, \
-    add_turn_search_text, collection_specs, object_id, tenant_name
+from .weaviate_schema import CARDS, COLLECTIONS, MEMORIES, PROFILES, SESSIONS, SUMMARIES, TURNS, USERS, \
+    collection_prefix, add_turn_search_text, collection_specs, object_id, tenant_name
 from .weaviate_turns import search_turns, source_turns, turn_search_text, withdraw_turns
 
 log = logging.getLogger("engram.weaviate")
@@ -89,6 +90,8 @@ class WeaviateStore:
         self._memories: dict[str, tuple[str, str, MemoryRecord, np.ndarray, str]] = {}
         self._other: dict[tuple[str, str], tuple[str, str, dict[str, Any], None, int]] = {}
         self._markers_written: set[str] = set()
+        self._pending_profiles: dict[tuple[str, str], ProfileDocument] = {}
+        """Profile documents queued and not yet flushed: what `profile_document` reads back first."""
         self._handles: dict[tuple[str, str], Any] = {}
         self.last_turns: OrderedDict[tuple[str, str, str], RecentTurn] = OrderedDict()
         """The latest turn written of each recent session: what the next turn answers (`weaviate_turns`)."""
@@ -182,12 +185,22 @@ class WeaviateStore:
 
     def profile_entries(self, tenant: str, user: str, limit: int,
                         vector: np.ndarray | None = None) -> list[MemoryRecord]:
-        """Importance is stored, not indexed for sorting: with a `vector`, one bounded read of the L3
-        entries nearest it (all of them when there are no more than `limit`); without, every entry."""
-        if vector is None:
+        """Importance is stored, not indexed for sorting: with a `vector`, one bounded read of the entries
+        nearest it (all of them when there are no more than `limit`); without, every entry. The entries
+        are the members of the profile document (the L3 memories while the user has none yet)."""
+        document = self.profile_document(tenant, user)
+        if document is not None and not document.entries:
+            return []
+        if vector is None and document is None:
             return sorted(self.persona_memories(tenant, user), key=profile_order)[:limit]
         self.flush()
         where = self._where(tenant, user, status="active", layer="L3")
+        if document is not None:
+            ids = [object_id("memory", tenant, user, m) for m in sorted(document.member_ids)]
+            where = self._wvc.query.Filter.all_of([where, self._wvc.query.Filter.by_id().contains_any(ids)])
+            if vector is None or len(ids) <= limit:
+                return sorted(self.text.records(self._all(MEMORIES, tenant, where, props=["record"])),
+                              key=profile_order)[:limit]
         try:
             found = self._tenant(MEMORIES, tenant).query.near_vector(
                 near_vector=np.asarray(vector).tolist(), limit=limit, filters=where,
@@ -197,6 +210,28 @@ class WeaviateStore:
                 return []
             raise
         return sorted(self.text.records(found), key=profile_order)
+
+    def put_profile(self, tenant: str, user: str, document: ProfileDocument) -> bool:
+        check_owner(tenant, user, document.tenant_id, document.user_id)
+        held = self._pending_profiles.get((tenant, user))
+        if held is not None and held.revision >= document.revision:
+            return False
+        props = {"tenant_id": tenant, "user_id": user, "version": document.revision,
+                 "payload": document.model_dump_json()}
+        uid = object_id("profile", tenant, user)
+        self._pending_profiles[(tenant, user)] = document
+        self._queue(PROFILES, tenant, user, uid, self.text.sealed(PROFILES, uid, tenant, user, props, "payload"),
+                    document.revision)
+        return True
+
+    def profile_document(self, tenant: str, user: str) -> ProfileDocument | None:
+        """The queued document if one is (a single projector writes each user), else the stored one."""
+        held = self._pending_profiles.get((tenant, user))
+        if held is not None:
+            return held
+        obj = self._fetch_by_id(PROFILES, tenant, object_id("profile", tenant, user))
+        payload = self.text.opened(PROFILES, obj, "payload") if obj is not None else None
+        return ProfileDocument.model_validate_json(payload) if payload is not None else None
 
     def search_memories(self, tenant: str, user: str, query: str, vector: np.ndarray, limit: int) -> list[SearchHit]:
         self.flush()
@@ -372,6 +407,7 @@ class WeaviateStore:
             rows.setdefault((collection, tenant), []).append((uid, props, other_vector, version))
         self._memories.clear()
         self._other.clear()
+        self._pending_profiles.clear()
         start = time.perf_counter()
         newer = {key: self._newer(*key, items) for key, items in rows.items()}
         groups = [(self._tenant(*key), items) for key, items in newer.items() if items]
@@ -389,7 +425,7 @@ class WeaviateStore:
 
     def _newer(self, collection: str, tenant: str, items: list[Item]) -> list[Item]:
         """The version guard: of versioned objects, only those newer than what Weaviate holds."""
-        if collection not in (MEMORIES, SUMMARIES, CARDS):
+        if collection not in (MEMORIES, SUMMARIES, CARDS, PROFILES):
             return items
         stored = self._stored_versions(collection, tenant, [uid for uid, *_ in items])
         return [i for i in items if i[3] > stored.get(i[0], 0)]
@@ -457,6 +493,7 @@ class WeaviateStore:
     def forget_cache(self) -> None:
         self._memories.clear()
         self._other.clear()
+        self._pending_profiles.clear()
         self._markers_written.clear()
         self.last_turns.clear()
 
@@ -486,7 +523,8 @@ class WeaviateStore:
                  sorted(self._canonical(TURNS, ("session_id", "position", "message_id", "role", "content"),
                                         "content"))]
         sessions = sorted(self._canonical(SESSIONS, ("session_id",)))
-        return [memories, summaries, cards, turns, sessions]
+        profiles = sorted(self._canonical(PROFILES, ("version", "payload"), "payload"))
+        return [memories, summaries, cards, turns, sessions, profiles]
 
     def _canonical(self, collection: str, fields: tuple[str, ...], text: str = "") -> Iterable[tuple[Any, ...]]:
         """Each object's fields, its text opened; an object whose key is destroyed is left out."""

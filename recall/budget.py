@@ -12,6 +12,10 @@ Priority is the order of the items. The global cards, profile and summary keep t
 together, and the ranked memories and turns fill what is left; otherwise every item goes in
 order while it fits. An item that does not fit is left out whole (a memory first loses the turns quoted
 beside it), and packing goes on with the next, smaller one.
+
+A profile entry the question also ranked among the memories (a `profile` item and a `memory` item of one
+id) is shown once: its profile room is held with the others', given back when the ranked memory goes in
+(with its date and quotes), and used by the profile line when it does not.
 """
 
 from __future__ import annotations
@@ -52,6 +56,8 @@ class _Ledger:
         self.words = section_words(question)
         self.budget = budget
         self.used = 0
+        self.held = 0
+        """Room kept for items not placed yet (a profile entry waiting on its ranked twin)."""
         self.kept: list[RecalledItem] = []
         self._opened: set[str] = set()
         self._tags: set[str] = set()
@@ -73,13 +79,13 @@ class _Ledger:
     def fits(self, item: RecalledItem) -> bool:
         """Whether the context with `item` stays within the budget. The charge is an upper bound, a few
         tokens over at most (rounding, the last line's newline): near the edge the context is measured."""
-        bound = self.used + self.cost(item)
+        bound = self.used + self.held + self.cost(item)
         if bound <= self.budget:
             return True
         if bound - EDGE_TOKENS > self.budget:
             return False
         exact = estimate_tokens(render_memory_section([*self.kept, item], self.question))
-        if exact > self.budget:
+        if exact + self.held > self.budget:
             return False
         self._measured = exact
         return True
@@ -101,20 +107,55 @@ def pack(items: Sequence[RecalledItem], question: str, budget: int) -> Packing:
     """The items that fit in `budget` tokens of rendered context, in priority order (see the module)."""
     ledger = _Ledger(question, budget)
     chosen: dict[int, RecalledItem] = {}
+    twins = _profile_twins(items)
+    waiting = set(twins.values())
+    held: dict[int, int] = {}
     reserve = _fits_together([i for i in items if i.kind not in FLOWING], question, budget)
     if reserve:
         for n, item in enumerate(items):
-            if item.kind not in FLOWING:
+            if item.kind in FLOWING:
+                continue
+            if n in waiting:  # its room is held until its ranked twin is placed or not
+                held[n] = ledger.cost(item)
+                ledger.held += held[n]
+            else:
                 chosen[n] = ledger.add(item)
+    shown: set[str] = set()
     for n, item in enumerate(items):
-        if n in chosen:
+        if n in chosen or n in held or (item.kind in _ENTRY and item.item_id in shown):
             continue
-        if not ledger.fits(item) and item.context_turns:
-            item = without_context_turns(item)  # the memory keeps its place; its quotes go
-        if ledger.fits(item):
-            chosen[n] = ledger.add(item)
+        twin = twins.get(n)
+        release = held.pop(twin, 0) if twin is not None else 0
+        ledger.held -= release
+        placed = _place(ledger, item)
+        if placed is not None:
+            chosen[n] = placed
+            shown.add(item.item_id)
+        elif twin is not None and release:
+            held[twin] = release
+            ledger.held += release
+    for n in sorted(held):  # the ranked twin did not go in: the entry takes its profile room
+        ledger.held -= held.pop(n)
+        if items[n].item_id not in shown and ledger.fits(items[n]):
+            chosen[n] = ledger.add(items[n])
     kept = [chosen[n] for n in sorted(chosen)]
     return _checked(kept, items, question, budget)
+
+
+_ENTRY = frozenset({"profile", "memory"})
+
+
+def _profile_twins(items: Sequence[RecalledItem]) -> dict[int, int]:
+    """Position of a ranked memory -> position of the `profile` item of the same entry."""
+    profile = {i.item_id: n for n, i in enumerate(items) if i.kind == "profile"}
+    return {n: profile[i.item_id] for n, i in enumerate(items) if i.kind in FLOWING and i.item_id in profile}
+
+
+def _place(ledger: _Ledger, item: RecalledItem) -> RecalledItem | None:
+    """Charge `item` if it fits (a memory without its quotes when only that fits); None when it does not."""
+    if not ledger.fits(item) and item.context_turns:
+        item = without_context_turns(item)  # the memory keeps its place; its quotes go
+    return ledger.add(item) if ledger.fits(item) else None
 
 
 def _fits_together(fixed: Sequence[RecalledItem], question: str, budget: int) -> bool:
@@ -137,5 +178,21 @@ def _checked(kept: list[RecalledItem], items: Sequence[RecalledItem], question: 
         section = render_memory_section(kept, question)
         tokens = estimate_tokens(section)
     kept_ids = {(i.kind, i.item_id) for i in kept}
-    left_out = [i for i in items if (i.kind, i.item_id) not in kept_ids]
+    entries = {i.item_id for i in kept if i.kind in _ENTRY}  # one entry shown either way is not left out
+    left_out = [i for i in items if (i.kind, i.item_id) not in kept_ids
+                and not (i.kind in _ENTRY and i.item_id in entries)]
     return Packing(kept, left_out, section, tokens)
+
+
+def ranked_within(items: list[RecalledItem], wanted: int) -> list[RecalledItem]:
+    """The items with at most `wanted` ranked ones (notes and turns), the best: the ranking is read deeper
+    than that so that the turns the short-term window shows take no ranked slot."""
+    ranked = 0
+    out = []
+    for item in items:
+        if item.kind in FLOWING:
+            ranked += 1
+            if ranked > wanted:
+                continue
+        out.append(item)
+    return out

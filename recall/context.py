@@ -55,8 +55,9 @@ class RecalledItem:
 
 
 def without_context_turns(item: RecalledItem) -> RecalledItem:
-    """The item without the turns quoted beside it (when only the memory itself fits the budget)."""
-    details = {k: v for k, v in item.details.items() if k != "context_turns"}
+    """The item without the turns quoted beside it (when only the memory itself fits the budget); its
+    details no longer list them either (neither `context_turns` nor the quoted `evidence`)."""
+    details = {k: v for k, v in item.details.items() if k not in ("context_turns", "evidence")}
     return replace(item, context_turns=(), tokens=estimate_tokens(item.text), details=details)
 
 

@@ -7,17 +7,25 @@ are one piece of evidence: the turn's rank adds to the note's, and the note carr
 that turn holding the specifics (names, numbers, dates, titles), which extraction may have dropped. A
 turn with no note among the memories is shown on its own, as a dated quote of its best sentences.
 Nothing here knows a data set: it uses the question's terms, the turns' text and the log's provenance.
+
+A turn is what the user said, unfiltered: a quoted sentence passes the same sensitive gate as a memory
+(`core.domains.may_show`: a health condition, religion, sexuality, debt is quoted only to a question
+sharing a specific domain with it), and a turn behind a fact that was superseded or replaced is not
+shown on its own (it would bring the old fact back).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import lru_cache
 
+from engram.core.domains import domains_of, may_show
 from engram.core.text import clip_tokens, estimate_tokens, terms
+from engram.core.text_caches import registered
 from engram.projections.ports import MemoryStore, RecentTurn, TurnHit
+from engram.schemas.memory import MemoryRecord
 
 from .context import RecalledItem
 
@@ -39,15 +47,20 @@ class FusionInput:
     evidence_top: int = 5
     """The best this many items quote up to `evidence_tokens`; the rest half as much (more distinct
     evidence fits the budget)."""
+    withheld: frozenset[str] = frozenset()
+    """Message ids never shown on their own: the source turns of superseded or replaced facts."""
 
 
-def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[RecalledItem, str]]) -> list[RecalledItem]:
+def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[RecalledItem, str]],
+         limit: int | None = None) -> list[RecalledItem]:
     """Memory items (each with its session id) in their ranked order, and the turns found for the question,
-    as one ranking of distinct evidence, best first."""
+    as one ranking of distinct evidence, best first: the first `limit` of it (all without), only those
+    quoted and their source turns read."""
     quoted = ask.hidden | {m for item, _ in memories for m, _ in item.context_turns}  # shown already
     hits = [h for h in store.search_turns(ask.tenant, ask.user, ask.question, ask.turn_candidates)
             if h.turn.message_id not in quoted] if ask.turn_candidates else []
     owner = _source_owner(memories)
+    asked = domains_of(ask.question)
     scores: dict[int, float] = {n: 1.0 / (ask.k + n + 1) for n in range(len(memories))}
     turn_rank: dict[int, int] = {}
     loose: list[tuple[float, int, TurnHit]] = []
@@ -55,24 +68,32 @@ def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[Recalled
         share = ask.turn_weight / (ask.k + rank + 1)
         n = owner.get(hit.turn.message_id)
         if n is None:
-            loose.append((share, rank, hit))
+            shown = _showable_hit(hit, asked) if hit.turn.message_id not in ask.withheld else None
+            if shown is not None:
+                loose.append((share, rank, shown))
         elif n not in turn_rank:
             turn_rank[n] = rank
             scores[n] += share
-    sources = _source_texts(store, ask, memories, {h.turn.message_id: h.turn for h in hits})
+    order = sorted([(scores[n], n) for n in range(len(memories))]
+                   + [(share, len(memories) + rank) for share, rank, _ in loose], key=lambda e: (-e[0], e[1]))
+    order = order[:limit] if limit is not None else order
+    kept = [memories[n] for _, n in order if n < len(memories)]
+    sources = _source_texts(store, ask, kept, {h.turn.message_id: h.turn for h in hits})
     focus = frozenset(terms(ask.question))
-    ranked: list[tuple[float, int, Callable[[int], RecalledItem]]] = []
-    for n, (item, _) in enumerate(memories):
+    by_rank = {len(memories) + rank: (share, rank, hit) for share, rank, hit in loose}
+    out = []
+    for place, (_, n) in enumerate(order):
+        limit_tokens = ask.evidence_tokens if place < ask.evidence_top else ask.evidence_tokens // 2
+        if n >= len(memories):
+            share, rank, hit = by_rank[n]
+            out.append(turn_item(hit, rank, share, focus, limit_tokens))
+            continue
+        item = memories[n][0]
         details = {**item.details, "fusion": round(scores[n], 6), "memory_rank": n + 1}
         if n in turn_rank:
             details["turn_rank"] = turn_rank[n] + 1
-        shown = replace(item, details=details)
-        ranked.append((scores[n], n, partial(_with_evidence, shown, sources, focus)))
-    for share, rank, hit in loose:
-        ranked.append((share, len(memories) + rank, partial(turn_item, hit, rank, share, focus)))
-    ranked.sort(key=lambda entry: (-entry[0], entry[1]))
-    return [build(ask.evidence_tokens if place < ask.evidence_top else ask.evidence_tokens // 2)
-            for place, (_, _, build) in enumerate(ranked)]
+        out.append(_with_evidence(replace(item, details=details), sources, focus, asked, limit_tokens))
+    return out
 
 
 def _source_owner(memories: Sequence[tuple[RecalledItem, str]]) -> dict[str, int]:
@@ -95,14 +116,32 @@ def _source_texts(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple
     return out
 
 
+def showable(text: str, asked: frozenset[str]) -> str:
+    """`text` without the sentences stating a sensitive fact the question (its domains `asked`) does not
+    reach: the gate memories pass (`may_show`), sentence by sentence ("" when none is left)."""
+    sentences = _sentences(text)
+    kept = [s for s in sentences if may_show(asked, s)]
+    if len(kept) == len(sentences):
+        return text
+    return " ".join(kept)
+
+
+def _showable_hit(hit: TurnHit, asked: frozenset[str]) -> TurnHit | None:
+    """The hit with its turn's text as `showable` lets it be shown (None: nothing of it may be)."""
+    text = showable(hit.turn.content, asked)
+    if not text.strip():
+        return None
+    return hit if text is hit.turn.content else replace(hit, turn=replace(hit.turn, content=text))
+
+
 def _with_evidence(item: RecalledItem, sources: dict[str, RecentTurn], focus: frozenset[str],
-                   limit: int) -> RecalledItem:
+                   asked: frozenset[str], limit: int) -> RecalledItem:
     """The memory with the sentence(s) of its source turn that hold its specifics, quoted beside it."""
     source = next((sources[m] for m in item.source_message_ids[:1] if m in sources), None)
     if source is None:
         return item
     own = frozenset(terms(item.text))
-    quote = best_sentences(source.content, focus | own, limit, skip=own)
+    quote = best_sentences(showable(source.content, asked), focus | own, limit, skip=own)
     if not quote or _covered(quote, own):
         return item
     quoted = ((source.message_id, quote), *item.context_turns)
@@ -127,9 +166,7 @@ def best_sentences(text: str, focus: Iterable[str], limit: int, skip: frozenset[
     ties, kept in their order, within `limit` tokens; "" when none shares a term not in `skip`."""
     wanted = frozenset(focus)
     scored = []
-    for n, sentence in enumerate(s.strip() for s in _SENTENCE_RE.split(text)):
-        if not sentence:
-            continue
+    for n, sentence in enumerate(_sentences(text)):
         words = frozenset(terms(sentence))
         shared = len(words & wanted)
         fresh = len(words - skip) if skip else 1
@@ -146,6 +183,13 @@ def best_sentences(text: str, focus: Iterable[str], limit: int, skip: frozenset[
         chosen.append((n, sentence))
         used += cost
     return clip_tokens(" … ".join(s for _, s in sorted(chosen)), limit)
+
+
+@registered
+@lru_cache(maxsize=16384)
+def _sentences(text: str) -> tuple[str, ...]:
+    """The non-empty sentences of `text`, in order (a turn is split again by every recall quoting it)."""
+    return tuple(s for s in (part.strip() for part in _SENTENCE_RE.split(text)) if s)
 
 
 def _covered(quote: str, own: frozenset[str]) -> bool:
@@ -170,3 +214,11 @@ def without_turns(items: Sequence[RecalledItem], shown: set[str]) -> list[Recall
                            tokens=estimate_tokens(item.text) + sum(estimate_tokens(t) for _, t in quoted))
         out.append(item)
     return out
+
+
+def withheld_turns(gone: set[str], records: list[MemoryRecord], replaced: list[MemoryRecord]) -> frozenset[str]:
+    """The source turns of facts no longer held: entries a later change superseded (`gone`, among `records`)
+    and memories consolidation `replaced`. Shown on their own they would bring the old fact back (a
+    forgotten memory's turns are withdrawn from the store itself)."""
+    stale = [r for r in records if r.memory_id in gone] + replaced
+    return frozenset(m for r in stale for m in r.source_message_ids if m)

@@ -29,9 +29,11 @@ from functools import partial
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
 from engram.core.config import EngramConfig
 from engram.core.domains import domain_overlap, domains_of, may_show
-from engram.core.embedding import Embedder, cosine, embed_text
+from engram.core.embedding import Embedder, embed_text
 from engram.core.scoring import ScoreParts, decay_factor, lexical_score, match_scores, rarity_weights, score_parts
 from engram.core.text import clip_tokens, estimate_tokens, terms
 from engram.projections.hybrid_index import searchable_text
@@ -40,8 +42,8 @@ from engram.schemas.base import stable_id
 from engram.schemas.events import RecallServed
 from engram.schemas.memory import MemoryRecord
 
-from .budget import pack
-from .evidence import FusionInput, fuse, without_turns
+from .budget import pack, ranked_within
+from .evidence import FusionInput, fuse, showable, withheld_turns, without_turns
 from .context import RecalledItem, build_messages
 from .deadline import PARTS, PartMissed, RecallPool, gather
 from .global_cards import select_cards
@@ -183,6 +185,7 @@ class RecallService:
             if session_known and "recent" in parts:
                 recent = [{"role": t.role, "content": t.content} for t in parts["recent"]]
                 gathered = without_turns(gathered, {t.message_id for t in parts["recent"]})
+            gathered = ranked_within(gathered, request.limit or self.config.recall.result_limit)
         retrieval_ms = deadline.elapsed_ms()
         build_start = time.perf_counter()
         packing = pack(gathered, request.question, request.token_budget or self.config.recall.token_budget)
@@ -278,7 +281,9 @@ class RecallService:
         wanted = req.limit or cfg.result_limit
         vector = embed_text(self.embedder, req.question)
         profile_read = partial(self.store.profile_entries, req.tenant, req.user, cfg.profile_candidates, vector)
+        replaced_read = partial(self.store.list_memories, req.tenant, req.user, ("replaced",))
         pending = self._pool.submit(profile_read) if self._pool is not None else None  # beside the search
+        replaced_pending = self._pool.submit(replaced_read) if self._pool is not None else None
         # a request for more results than the configured candidates searches that much deeper
         hits = self.store.search_memories(req.tenant, req.user, req.question, vector,
                                           max(cfg.candidate_limit, wanted))
@@ -289,42 +294,51 @@ class RecallService:
         related = float(getattr(self.embedder, "related_cosine", cfg.semantic_match_cosine))
         found = [h for h in hits if h.keyword_score > 0 or h.vector_score >= related
                  or (cfg.weights.domain and domain_overlap(asked, domains_of(h.record.content)) >= 1.0)]
+        replaced: list[MemoryRecord] = replaced_pending.result() if replaced_pending is not None else replaced_read()
         scores = self._scores(req, found, profile)
         gone = superseded([*profile, *(h.record for h in found)])
         eligible = [h for h in found if h.record.memory_id not in gone and may_show(asked, h.record.content)
                     and scores[h.record.memory_id].score >= cfg.min_score]
         chosen = self._diverse(eligible, scores, wanted)
-        # the profile entries the question finds rank among the memories; the rest are pushed within the
-        # profile's own budget (kept before the memories fill theirs), listed after the question's memories
-        skip = gone | {h.record.memory_id for h, _ in chosen}
-        pushed = select_profile([r for r in profile if r.memory_id not in skip], scores, asked,
+        ranked = {h.record.memory_id for h, _ in chosen}
+        # the profile as if the question had found none of it: an entry the question finds keeps its slot
+        # and is shown once, ranked among the memories if the ranking and the budget keep it there, else
+        # in its slot (recall/budget.py); the other entries' own source turns are that same evidence
+        pushed = select_profile([r for r in profile if r.memory_id not in gone], scores, asked,
                                 profile_budget(cfg, req.token_budget), cfg.profile_limit)
         shown = {m for h, _ in chosen for m in h.record.source_message_ids} | {req.message_id}
         if cfg.context_turns_top and any(h.record.session_id == req.session for h, _ in chosen[:cfg.context_turns_top]):
             shown |= self._window_ids(req, reads)  # the short-term window already shows those turns
         memories = []
         for n, (hit, repeats) in enumerate(chosen):
-            turns = self._context_turns(req, hit.record, shown) if n < cfg.context_turns_top else ()
+            turns = self._context_turns(req, hit.record, shown, asked) if n < cfg.context_turns_top else ()
             memories.append((self._item("memory", hit.record, scores[hit.record.memory_id], req, repeats, turns),
                              hit.record.session_id))
-        ask = FusionInput(req.tenant, req.user, req.question, frozenset({req.message_id}),
+        hidden = {req.message_id} | {m for r in pushed if r.memory_id not in ranked
+                                              for m in r.source_message_ids}
+        ask = FusionInput(req.tenant, req.user, req.question, frozenset(hidden),
                           cfg.turn_candidates, cfg.fusion_k, cfg.evidence_tokens, cfg.turn_weight,
-                          cfg.evidence_top)
-        fused = fuse(self.store, ask, memories)[:wanted]
+                          cfg.evidence_top, withheld_turns(gone, [*profile, *(h.record for h in found)], replaced))
+        # deeper by the window's size: its turns leave the ranking once the window is read (`recall`), and
+        # this part does not wait on that read (the parts are independent under the deadline)
+        fused = fuse(self.store, ask, memories, wanted + 2 * cfg.recent_rounds)
         retrieved.extend(i.item_id for i in fused if i.kind == "turn")
         out.extend(fused)
         out.extend(self._item("profile", record, scores[record.memory_id]) for record in pushed)
 
-    def _context_turns(self, req: RecallRequest, record: MemoryRecord, shown: set[str]) -> tuple[tuple[str, str], ...]:
+    def _context_turns(self, req: RecallRequest, record: MemoryRecord, shown: set[str],
+                       asked: frozenset[str]) -> tuple[tuple[str, str], ...]:
         """The turns around the memory's source turns in its session, not already in the context
-        (as a memory's source or shown beside an earlier one): what it answers and what answered it."""
+        (as a memory's source or shown beside an earlier one): what it answers and what answered it
+        (without a sensitive sentence the question does not reach, `evidence.showable`)."""
         sources = [m for m in record.source_message_ids if m]
         out: list[tuple[str, str]] = []
         for source in dict.fromkeys(sources[:1] + sources[-1:]):
             for turn in self.store.turn_neighbours(req.tenant, req.user, record.session_id, source):
-                if turn.message_id not in shown and turn.content.strip():
+                text = showable(turn.content, asked)
+                if turn.message_id not in shown and text.strip():
                     shown.add(turn.message_id)
-                    out.append((turn.message_id, clip_tokens(turn.content, self.config.recall.context_turn_tokens)))
+                    out.append((turn.message_id, clip_tokens(text, self.config.recall.context_turn_tokens)))
         return tuple(out)
 
     def _diverse(self, hits: list[SearchHit], scores: dict[str, ScoreParts],
@@ -334,10 +348,12 @@ class RecallService:
         Several notes extracted from one turn otherwise fill the context with one moment of the history.
         The order changes, never the S1 score: each item reports `source_repeats` beside its components."""
         factor = self.config.recall.source_repeat_factor
+        limit = self.config.recall.near_duplicate_cosine
         heap = [(-scores[h.record.memory_id].score, h.record.memory_id, 0, n) for n, h in enumerate(hits)]
         heapq.heapify(heap)
         seen: Counter[str] = Counter()
         chosen: list[tuple[SearchHit, int]] = []
+        vectors = _Vectors(min(wanted, len(hits)))  # the chosen ones' (unit) vectors, for one product each
         while heap and len(chosen) < wanted:
             _, memory_id, counted, n = heapq.heappop(heap)
             hit = hits[n]
@@ -345,9 +361,10 @@ class RecallService:
             if repeats != counted and factor < 1.0:
                 heapq.heappush(heap, (-scores[memory_id].score * factor ** repeats, memory_id, repeats, n))
                 continue
-            if self._near_duplicate(hit, [c for c, _ in chosen]):
+            if hit.vector is not None and vectors.nearest(hit.vector) >= limit:
                 continue
             chosen.append((hit, repeats))
+            vectors.add(hit.vector)
             seen.update(set(hit.record.source_message_ids))
         return chosen
 
@@ -381,12 +398,6 @@ class RecallService:
                 r.importance, w, domain_overlap(asked, domains_of(r.content)))
             for r in records
         }
-
-    def _near_duplicate(self, hit: SearchHit, chosen: list[SearchHit]) -> bool:
-        if hit.vector is None:
-            return False
-        limit = self.config.recall.near_duplicate_cosine
-        return any(c.vector is not None and cosine(hit.vector, c.vector) >= limit for c in chosen)
 
     def _item(self, kind: str, record: MemoryRecord, parts: ScoreParts,
               req: RecallRequest | None = None, source_repeats: int = 0,
@@ -457,6 +468,28 @@ class RecallService:
             top_relevance=max(scores, default=0.0),
             avg_relevance=sum(scores) / len(scores) if scores else 0.0, deadline_exceeded=exceeded,
         )
+
+
+class _Vectors:
+    """Up to `size` unit vectors, and the largest cosine of one more with any of them."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._rows: np.ndarray | None = None
+        self._count = 0
+
+    def add(self, vector: np.ndarray | None) -> None:
+        if vector is None:
+            return
+        if self._rows is None:
+            self._rows = np.empty((self._size, vector.shape[0]), dtype=vector.dtype)
+        self._rows[self._count] = vector
+        self._count += 1
+
+    def nearest(self, vector: np.ndarray) -> float:
+        if self._rows is None or not self._count:
+            return -1.0
+        return float(np.max(self._rows[:self._count] @ vector))
 
 
 def _injected_ids(items: list[RecalledItem]) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ from pydantic import Field, field_validator
 
 from .base import Event, Frozen, Identifier, utc
 from .memory import Candidate, GlobalCard, MemoryRecord, MemoryType, Role, SummarySections
+from .profile import ProfileItem, ProfileRemoval
 
 MAX_CONTENT_CHARS = 32_000
 
@@ -101,6 +102,26 @@ class MemoryChanged(Event):
     relation: Relation
     judge: Judge
     reason: str = ""
+
+
+class ProfileChanged(Event):
+    """One change of a user's standing profile document (`engram.streams.profile`): the entries added,
+    updated and removed, derived from the memory changes named in `source_memory_ids` (the events are
+    `causation_ids`). `profile_version` counts the user's profile changes from 1.
+
+    No user text: entries name memories (their text stays sealed in the memory events); the entries'
+    domain labels, derived from that text, are sealed with it (`added`, `updated`).
+    """
+
+    type: Literal["ProfileChanged"] = "ProfileChanged"
+    schema_version: Literal[1] = 1
+    profile_version: int = Field(ge=1)
+    added: tuple[ProfileItem, ...] = ()
+    updated: tuple[ProfileItem, ...] = ()
+    removed: tuple[ProfileRemoval, ...] = ()
+    source_memory_ids: tuple[str, ...] = ()
+    entry_count: int = Field(default=0, ge=0)
+    """How many entries the profile holds after this change."""
 
 
 class SummarySnapshotted(Event):
@@ -318,7 +339,7 @@ class DeadLettered(Event):
 AnyEvent = Annotated[
     Union[
         TurnRecorded, SummaryRequested, TurnSkipped, MemoryProposed, GuardFired,
-        MemoryChanged, SummarySnapshotted, GlobalCardSaved, GlobalCardDeleted, GlobalCardRequested,
+        MemoryChanged, ProfileChanged, SummarySnapshotted, GlobalCardSaved, GlobalCardDeleted, GlobalCardRequested,
         GlobalCardRejected, RecallServed, FeedbackGiven, ForgetRequested, PinRequested,
         CorrectionRequested, DeadLettered, LLMCallRecorded, GovernanceTick, ErasureRecorded,
     ],
@@ -329,7 +350,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
     cls.model_fields["type"].default: cls
     for cls in (
         TurnRecorded, SummaryRequested, TurnSkipped, MemoryProposed, GuardFired,
-        MemoryChanged, SummarySnapshotted, GlobalCardSaved, GlobalCardDeleted, GlobalCardRequested,
+        MemoryChanged, ProfileChanged, SummarySnapshotted, GlobalCardSaved, GlobalCardDeleted, GlobalCardRequested,
         GlobalCardRejected, RecallServed, FeedbackGiven, ForgetRequested, PinRequested,
         CorrectionRequested, DeadLettered, LLMCallRecorded, GovernanceTick, ErasureRecorded,
     )

@@ -35,6 +35,8 @@ CANDIDATES = Topic("engram.candidates", ("MemoryProposed",),
                    description="guarded memory candidates awaiting consolidation")
 MEMORY_CHANGES = Topic("engram.memory-changes", ("MemoryChanged",),
                        description="every change to every memory, before/after")
+PROFILES = Topic("engram.profiles", ("ProfileChanged",),
+                 description="versioned standing-profile changes, derived from the memory changes")
 SUMMARIES = Topic("engram.summaries", ("SummarySnapshotted",),
                   description="versioned session summaries")
 COMMANDS = Topic("engram.commands",
@@ -55,7 +57,7 @@ LLM_CALLS = Topic("engram.llm-calls", ("LLMCallRecorded",),
                   retention_ms=30 * WEEK_MS, description="every model call: task, model, tokens, latency, outcome")
 
 CATALOGUE: tuple[Topic, ...] = (
-    TURNS, AUDIT, CANDIDATES, MEMORY_CHANGES, SUMMARIES, COMMANDS, CARDS, RECALLS, DEAD_LETTERS,
+    TURNS, AUDIT, CANDIDATES, MEMORY_CHANGES, PROFILES, SUMMARIES, COMMANDS, CARDS, RECALLS, DEAD_LETTERS,
     LLM_CALLS,
 )
 

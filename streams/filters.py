@@ -15,6 +15,7 @@ from engram.core.config import FilterConfig
 from engram.core.text_caches import registered
 from engram.schemas.events import SkipReason
 from engram.schemas.memory import Role
+from engram.streams.rules.commitments import affirmed_commitment
 
 _DEFAULT = FilterConfig()
 
@@ -66,11 +67,12 @@ def has_user_signal(text: str) -> bool:
 @registered
 @lru_cache(maxsize=4096)
 def has_decision_signal(text: str) -> bool:
-    """A confirmation/decision signal in assistant text ("已确认", "we'll go with"…)."""
+    """A confirmation/decision signal in assistant text ("已确认", "we'll go with"…), or an accepted commitment
+    ("Yes - I'll keep a list of the contracts", "可以，我每周五帮你汇总周报")."""
     for signal in _ZH_DECISION_SIGNALS:
         if signal in text:
             return True
-    return _has_word(_EN_DECISION_SIGNAL, text.lower())
+    return _has_word(_EN_DECISION_SIGNAL, text.lower()) or affirmed_commitment(text)
 
 
 def is_chit_chat(text: str) -> bool:

@@ -27,6 +27,7 @@ from .cards import CardsProcessor
 from .consolidate import ConsolidateProcessor
 from .extract import ExtractProcessor
 from .processor import Processor
+from .profile import ProfileProcessor
 from .summarize import SummarizeProcessor
 
 
@@ -62,6 +63,7 @@ def build_topology() -> tuple[Stage, ...]:
     return (
         Stage(ExtractProcessor(), (t.TURNS,), (t.AUDIT, t.CANDIDATES, t.LLM_CALLS, *RUNNER)),
         Stage(ConsolidateProcessor(), (t.CANDIDATES, t.COMMANDS), (t.MEMORY_CHANGES, t.LLM_CALLS, *RUNNER)),
+        Stage(ProfileProcessor(), (t.MEMORY_CHANGES,), (t.PROFILES, *RUNNER)),
         Stage(SummarizeProcessor(), (t.TURNS, t.COMMANDS), (t.SUMMARIES, t.LLM_CALLS, *RUNNER)),
         Stage(CardsProcessor(), (t.COMMANDS,), (t.CARDS, *RUNNER)),
     )
@@ -78,7 +80,7 @@ EDGES: tuple[Edge, ...] = (
 )
 
 PROJECTIONS: tuple[Projection, ...] = (
-    Projection("current-memory", (t.TURNS, t.MEMORY_CHANGES, t.SUMMARIES, t.COMMANDS, t.CARDS),
+    Projection("current-memory", (t.TURNS, t.MEMORY_CHANGES, t.PROFILES, t.SUMMARIES, t.COMMANDS, t.CARDS),
                "the embedded store (SQLite + vectors) or Weaviate: what recall and the doors read"),
     Projection("analytics", t.CATALOGUE,
                "ClickHouse (chDB by default): one event_log row per event and fact tables for SQL, "

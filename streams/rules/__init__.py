@@ -23,6 +23,7 @@ from .irony import ironic_turn
 from .mention import mention_drafts
 from .narrative import attachments
 from .tense import is_plan
+from .kin import kin_notes
 from .standing import standing_notes
 
 __all__ = ["Draft", "extract_drafts", "FALLBACK_CONFIDENCE"]
@@ -78,6 +79,7 @@ def _user_drafts(text: str) -> list[Draft]:
         drafts = mention_drafts(text)  # a turn with nothing about the user may still name what it answers
     if _clean(text) and not ironic_turn([s for s, _ in sentences(text)]):
         drafts.extend(standing_notes(text, drafts))  # standing facts of shapes the rules above do not read
+        drafts.extend(kin_notes(text, drafts))  # the people and pets named with their relation to the user
     drafts.extend(corrections)  # after the statements, so a correction finds the right value already noted
     return [d for d in drafts if not _CREDENTIAL.search(d.content) and not _HANDLE.search(d.content)
             and not (d.attribute == "contact" and _CONTACT_NUMBER.search(d.content) and not find_pii(d.content))]

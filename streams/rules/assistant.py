@@ -16,11 +16,11 @@ from .common import CJK, Draft, clean, entities_in, sentences, squeeze_cjk, topi
 
 _I = re.IGNORECASE
 _ZH_CLAUSE_SPLIT = re.compile(r"[,;，；]+")
-_EN_CLAUSE_SPLIT = re.compile(r"\s*;\s*|,\s+(?=(?:and\s+)?(?:we|i|the|our|your)\b)", _I)
+_EN_CLAUSE_SPLIT = re.compile(r"\s*;\s*|\s+[-–—]\s+|,\s+(?=(?:and\s+)?(?:we|i|the|our|your)\b)", _I)
 
 _ZH_KINDS: tuple[tuple[T, re.Pattern[str]], ...] = (
     (T.ASSISTANT_DECISION, re.compile(
-        r"已确认|(?<!不)确认|(?<!不)确定|(?<!没)决定|敲定|最终|就按|采用|选用|改用|定为|定在|(?:我们|咱们)(?:就|先|会|将)?(?:用|使用|选|选择)|[端层库]用"
+        r"已确认|(?<!不)确认|(?<!不)确定|(?<!没)决定|敲定|就定|(?<!没)定了|最终|就按|采用|选用|改用|定为|定在|(?:我们|咱们)(?:就|先|会|将)?(?:用|使用|选|选择)|[端层库]用"
         r"|(?i:confirmed|agreed|decided)")),
     (T.ASSISTANT_CONSTRAINT, re.compile(r"预算|不超过|以内|以下|上限|最多|至少|不得|禁止|务必|必须|不能|控制在|截止")),
     (T.ASSISTANT_ACTION, re.compile(r"(?:我|我们)(?:会|将|稍后|下次|明天|马上|随后)|下次(?:提供|发送|给)|稍后")),
@@ -29,7 +29,8 @@ _ZH_KINDS: tuple[tuple[T, re.Pattern[str]], ...] = (
 _EN_KINDS: tuple[tuple[T, re.Pattern[str]], ...] = (
     (T.ASSISTANT_DECISION, re.compile(
         r"\b(?:we(?:'ll| will| are|'re)? go(?:ing)? with|let's go with|let's use|we'll use|we will use|"
-        r"decided (?:to|on)|the decision is|final decision|confirmed|settled on|agreed (?:to|on)|adopt)\b"
+        r"decided (?:to|on)|the decision is|final decision|confirmed|settled on|agreed (?:to|on)|adopt|"
+        r"(?:is|are) locked in|(?:is|are) final(?:i[sz]ed)?)\b"
         r"|\b(?:decided|decision|agreed)\s*:", _I)),
     (T.ASSISTANT_CONSTRAINT, re.compile(
         r"\b(?:budget|must|must not|no more than|at most|at least|limit(?:ed)?|deadline|cap(?:ped)?|"
@@ -52,9 +53,13 @@ _ZH_SELF_WILL = re.compile(r"(?:我们|我)(?:会|将)")
 _ZH_POINTER = re.compile(r"^(?:我们)?(?:就|那就)?按(?:这个|这|那个|上面的?|刚才的?)(?:计划|方案|安排)?(?:来)?(?:执行|来|办|走|做)?$")
 """A confirmation that only points back ("就按这个计划执行"): its referent is kept from its own clause."""
 _EN_LEAD = re.compile(
-    r"^(?:(?:ok(?:ay)?|great|sure|so|alright|then|also|and|perfect|confirmed|decided|agreed|done|settled|"
-    r"understood|(?:final\s+)?decision)\b[,:!.]?\s*)+", _I)
-_EN_CONFIRMED_LEAD = re.compile(r"^(?:ok(?:ay)?[,!.]?\s+)?(?:agreed|confirmed|decided|deal|settled|done)\b", _I)
+    r"^(?:(?:ok(?:ay)?|great|sure(?: thing)?|so|alright|then|also|and|perfect|confirmed|decided|agreed|done|settled|"
+    r"understood|yes|yep|yeah|of course|absolutely|certainly|definitely|will do|can do|no problem|sounds good|"
+    r"(?:final\s+)?decision)\b[,:!.]?\s*(?:[-–—]\s*)?)+", _I)
+_EN_NAMED_CHOICE = re.compile(r"^(?P<v>[A-Z][\w.+#-]*(?:\s+[A-Z0-9][\w.+#-]*)?)\s+it is$")
+"""The idiom "Postgres it is": the named thing is chosen."""
+_EN_CONFIRMED_LEAD = re.compile(r"^(?:ok(?:ay)?[,!.]?\s+)?(?:agreed|confirmed|decided|deal|settled|done|sounds (?:good|great)|"
+                                r"works for me|great choice|good call|perfect)\b", _I)
 _EN_WILL = re.compile(r"\b(?:we'll|we will|let's|i'll|i will)\b", _I)
 _EN_WE = re.compile(
     r"^(?:we|let's|let us)(?:'ll|\s+will|\s+are going to|'re going to|\s+shall)?\s+(?=(?:go with|use|adopt|build|"
@@ -113,9 +118,17 @@ def _zh_topic(content: str) -> str | None:
 def _en_clause(clause: str, confirmed: bool = False) -> Draft | None:
     if is_option(clause):
         return None
-    kind = _kind(clause, _EN_KINDS)
+    named = _EN_NAMED_CHOICE.match(_EN_LEAD.sub("", clause.strip()))
+    if named:
+        content = f"Going with {named.group('v')}"
+        return Draft(T.ASSISTANT_DECISION, content, 0.75, None, topic_of(named.group("v")) or None, False,
+                     entities_in(content))
+    kind = _kind(clause, _EN_KINDS[:1]) or _kind(clause, _EN_KINDS[2:3])  # a decision, or an action by its verb
     if kind is None and confirmed and _EN_WILL.search(clause):
         kind = T.ASSISTANT_DECISION  # "Agreed, we'll ship on the first Monday": the commitment is the decision
+    if kind is None and en_commitment(clause) and not _EN_REASONING.search(clause):
+        kind = T.ASSISTANT_ACTION  # a promise to do something is an action, whatever limits it mentions
+    kind = kind or _kind(clause, _EN_KINDS)
     if kind is None and en_commitment(clause):
         kind = T.ASSISTANT_ACTION
     if kind is None and confirmed and en_confirmed_statement(_EN_LEAD.sub("", clause.strip())):

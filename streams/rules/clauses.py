@@ -21,6 +21,12 @@ Mechanisms:
   events are context, not notes (its stative facts are still read).
 - learning how (Chinese): "想学怎么…" is a goal whose 怎么 is part of the object,
   not a question.
+- telegraphic self-description (Chinese): after the user began describing
+  themselves, a bare "女", "湖南人", "程序员", "90后" is theirs.
+- employer by kind (Chinese): "在成都一家游戏公司做原画" is the city, the
+  employer and the role, three notes.
+- emphatic 是 (Chinese): "我是在苏州工作的" says where the user works, like "我在苏州工作", and
+  "我是真的很喜欢看纪录片" is a liking like "我真的很喜欢看纪录片".
 - repetition for emphasis ("really, really", "hate, hate, HATE") is one word,
   and a Chinese "still" (还是, 依然) before a fact is dropped, so a repeated
   fact is recognised as the same one.
@@ -34,6 +40,9 @@ from __future__ import annotations
 
 import re
 
+from engram.schemas.memory import MemoryType as T
+
+from .common import Draft, entities_in, topic_of, zh_object
 from .en import _JOBS
 
 _I = re.IGNORECASE
@@ -50,12 +59,13 @@ _NOT_VERB = frozenset(
 _EN_REMINDER = re.compile(
     r"(?:^|(?<=[.!?]\s))(?:(?:just|again|once again|quick|friendly)\s+)*(?:a\s+)?(?:(?:friendly|quick)\s+)?"
     r"(?:reminder|remember|recall|note)(?:\s*[:,-]\s*|\s+that\s+)"
+    r"|(?:^|(?<=[.!?]\s))(?:(?:just|and|please)\s+)?(?:(?:don't|do not|never) forget|remember)(?:\s*[:,-]\s*|\s+that\s+|\s+(?=i(?:'m)?\b))"
     r"|(?:^|(?<=[.!?]\s))(?:as|like)\s+i\s+(?:said|mentioned|told you|wrote)(?:\s+(?:before|earlier|last time|already))?\s*[,:]?\s*"
     r"|(?:^|(?<=[.!?]\s))i\s+(?:already\s+)?(?:told you|said|mentioned)(?:\s+(?:before|earlier|last time))?\s*(?:[,:]\s*|\s+that\s+)"
     r"|(?:^|(?<=[.!?]\s))again\s*,\s*",
     _I,
 )
-_MAY_REMIND = re.compile(r"remind|rememb|recall|note|said|mentioned|told|wrote|again|说|强调|提醒", _I)
+_MAY_REMIND = re.compile(r"remind|rememb|recall|note|said|mentioned|told|wrote|again|forget|说|强调|提醒", _I)
 _ZH_REMINDER = re.compile(r"(?:^|(?<=[。！？]))(?:再说一遍|再说一次|再强调一下|再强调一遍|再提醒一下|提醒一下|我说过了?|之前说过了?|跟你说过了?|我之前说过)[,，:：]?\s*")
 
 
@@ -89,6 +99,16 @@ def _first_word(text: str) -> str:
     return words[0] if words else ""
 
 
+_ZH_EMPHATIC_SHI = re.compile(r"^(?P<adv>现在|目前|一直)?是(?=在[^,，。]{1,12}?(?:工作|上班|住|生活|读书|上学|定居|实习)(?:的)?$"
+                              r"|(?:真的|真心|确实|的确)(?:很|挺|非常|特别)?(?:喜欢|爱|讨厌|怕|不喜欢|不能|不吃|不喝))")
+
+
+def zh_emphatic_shi(body: str) -> str:
+    """ "是在苏州工作(的)" -> "在苏州工作", "是真的喜欢…" -> "真的喜欢…": emphatic 是 says what the plain clause says."""
+    body = _ZH_EMPHATIC_SHI.sub(lambda m: m.group("adv") or "", body)
+    return body[:-1] if body.endswith("工作的") or body.endswith("上班的") or body.endswith("住的") else body
+
+
 def zh_without_still(body: str) -> str:
     """ "还是每天跑步" -> "每天跑步": "still" repeats a fact, it does not change it."""
     return _ZH_STILL.sub(lambda m: m.group("s") or "", body)
@@ -117,6 +137,17 @@ _NOT_IN_NOUN_PHRASE = frozenset(
 )
 
 
+_EN_CONDITION = re.compile(
+    r"^(?:(?:type\s*(?:1|2|one|two|i|ii)|mildly|slightly|severely|very|pretty|quite|strictly|mostly|fully)\s+)?"
+    r"(?:diabetic|vegan|vegetarian|pescatarian|celiac|coeliac|lactose[- ]intolerant|gluten[- ]free|asthmatic|epileptic|"
+    r"colou?r[- ]?blind|deaf|hard of hearing|pregnant|sober|teetotal|left[- ]handed|halal|kosher|"
+    r"allergic to\s+\S.*|intolerant to\s+\S.*|(?:a\s+)?(?:non-?)?smoker)$", _I)
+"""A condition named on its own in a self-description ("45 years old, type 1 diabetic, …")."""
+
+
+_EN_ORIGIN = re.compile(r"^(?:originally\s+)?from\s+(?-i:[A-Z])[\w .'-]*$", _I)
+
+
 def telegraphic(clause: str, heading: bool = False) -> str | None:
     """A verbless noun phrase in a self-description, given back its "I" ("truck driver from Gdansk" -> "I'm a …").
 
@@ -124,6 +155,10 @@ def telegraphic(clause: str, heading: bool = False) -> str | None:
     otherwise only a phrase ending in a known job word does.
     """
     text = clause.strip()
+    if _EN_CONDITION.match(text):
+        return f"I'm {text[:1].lower() + text[1:]}"
+    if _EN_ORIGIN.match(text):
+        return f"I'm {text}"
     if _EN_OWNED.match(text):
         return f"I have {text}"
     if _EN_ROLE_PHRASE.match(text) or _EN_FAN_PHRASE.match(text) or heading and _noun_phrase(text):
@@ -152,8 +187,10 @@ def zh_possessed_place(body: str) -> str | None:
 
 _EN_SELF_INTRO = re.compile(
     r"^(?:(?:a\s+(?:bit|little)|some\s+(?:context|background))\s+about\s+me|about\s+me|(?:quick\s+|short\s+|brief\s+)?"
-    r"(?:intro|introduction|bio|background|context)(?:\s+(?:on|about)\s+me)?|me\s+in\s+(?:a\s+nutshell|brief))$", _I)
-_ZH_SELF_INTRO = re.compile(r"(?:自我介绍|介绍一下(?:我|自己)|说下我的情况|说一下我的情况|我的(?:基本)?情况|关于我|我的背景)")
+    r"(?:intro|introduction|bio|background|context)(?:\s+(?:on|about)\s+me)?|me\s+in\s+(?:a\s+nutshell|brief)|me)"
+    r"(?:\s+(?:so|first|before|for|to)\b[\w\s']{0,40})?$", _I)
+"""A heading may say what it is for ("Some background so you can help better:")."""
+_ZH_SELF_INTRO = re.compile(r"(?:自我介绍|介绍(?:一)?下(?:我|自己)|说下我的情况|说一下我的情况|我的(?:基本)?情况|关于我|我的背景)")
 _EN_DANGLING_OPINION = re.compile(
     r"^(?:i|user)\s+(?:think|thinks|guess|guesses|feel|feels|believe|believes|suppose|supposes|reckon|reckons|find|finds)"
     r"\s+(?:that\s+)?(?:it|this|that|they|these|those)(?:'s|'re|\s+is|\s+was|\s+are|\s+were|\s+looks?|\s+seems?)\b", _I)
@@ -181,3 +218,41 @@ def is_vent(sentence: str) -> bool:
 def learns_how(body: str) -> bool:
     """ "想学一下怎么用AI备课": the 怎么 belongs to what is learnt, so the clause is a goal, not a question."""
     return _ZH_LEARN_HOW.search(body) is not None
+
+
+ZH_EMPLOYER_KIND = re.compile(r"^(?:现在|目前)?在(?P<p>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:的)?(?:一家|一个|家)(?P<org>[^,，。]{0,8}?"
+                              r"(?:公司|工作室|企业|学校|银行|机构|外企|国企|事务所|餐厅|院|所|中心|厂|店|馆|社|台))"
+                              r"(?:做|当|担任|上班|工作)(?P<v>[^,，。]{0,10})$")
+"""An employer described by its kind ("在成都一家游戏公司做原画"): the city, the employer and the role."""
+
+
+def zh_employer_kind(m: re.Match[str]) -> tuple[Draft, ...]:
+    place, org, role = m.group("p"), m.group("org"), zh_object(m.group("v")).removesuffix("的")
+    out = [Draft(T.USER_FACT, f"用户在{place}工作", 0.8, "location", None, False, (place,)),
+           Draft(T.USER_FACT, f"用户在{place}的一家{org}工作", 0.75, None, topic_of(org), False, entities_in(org))]
+    if role:
+        out.append(Draft(T.USER_PROFILE, f"用户是{role}", 0.8, "occupation", topic_of(role), False, entities_in(role)))
+    return tuple(out)
+
+
+_ZH_GENDER = re.compile(r"^(?:女|男|女生|男生|女的|男的)$")
+_ZH_ORIGIN = re.compile(r"^(?:来自)?(?P<v>[\u4e00-\u9fff]{2,3})人$")
+_ZH_NOT_ORIGIN = re.compile(r"^(?:很多|好多|一个|年轻|老实|家里|别|有|大|男|女|工|成年|老年|个|退休)|工$")
+_ZH_COHORT = re.compile(r"^(?P<v>[5-9]0|00|10)后$")
+
+
+def zh_telegraphic(body: str, job: re.Pattern[str]) -> Draft | None:
+    """Mechanism (telegraphic self-description, Chinese): in a turn where the user describes themselves, a bare
+    "女", "湖南人", "程序员" or "90后" is the user's gender, origin, occupation or generation."""
+    if _ZH_GENDER.match(body):
+        return Draft(T.USER_PROFILE, f"用户是{body.removesuffix('的').removesuffix('生')}性", 0.8, "gender")
+    role = job.match(body)
+    if role:
+        return Draft(T.USER_PROFILE, f"用户是{role.group('v')}", 0.8, "occupation", topic_of(role.group("v")), False,
+                     entities_in(role.group("v")))
+    origin = _ZH_ORIGIN.match(body)
+    if origin and not _ZH_NOT_ORIGIN.match(origin.group("v")):
+        return Draft(T.USER_FACT, f"用户来自{origin.group('v')}", 0.75, "hometown", None, False, (origin.group("v"),))
+    if _ZH_COHORT.match(body):
+        return Draft(T.USER_PROFILE, f"用户是{body}", 0.75, None, None, False)
+    return None

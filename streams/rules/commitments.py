@@ -2,7 +2,7 @@
 
 Three mechanisms for confirmed assistant text:
 
-- commitment: "I'll / we'll / I will" (Chinese "我来/我帮你/我会 … 整理/提醒/跟进")
+- commitment: "I'll / we'll / I will" (Chinese "我来/我帮你/我会 … 整理/提醒/跟进", "我把初稿发你")
   followed by a doing verb and its object is
   an action the assistant owes ("I'll email you the checklist by Thursday"),
   whatever the verb; verbs that promise nothing ("keep in mind", "think about",
@@ -12,6 +12,11 @@ Three mechanisms for confirmed assistant text:
   Friday") is the decision.
 - options: a clause that lists alternatives or offers a possibility ("you could",
   "the options are", "either … or", "可以考虑", "也可以", "要么") decides nothing.
+- affirmed commitment: an acceptance ("Yes", "Sure", "Will do", "可以", "好的")
+  followed by a commitment ("Yes - I'll keep a running list of the contracts",
+  "可以，我每周五帮你汇总周报") confirms by itself, like "agreed"; so does the
+  naming idiom "Postgres it is". A commitment to an explanation inside the
+  answer ("Sure, I'll explain how closures work") promises nothing to remember.
 - deferral: a sentence that hands the decision to someone else ("that's your
   lead's call", "once she decides", "up to you", "要等老板决定", "由你们定",
   "待定") records nothing, not even the plan made conditional on it.
@@ -24,11 +29,20 @@ import re
 _I = re.IGNORECASE
 _EN_COMMIT = re.compile(
     r"\b(?:i|we)(?:'ll| will| am going to|'m going to| are going to|'re going to)\s+"
-    r"(?!(?:keep|bear|think|try|see|consider|be happy|be glad|need|have to|let you know if|wait|look into whether)\b)"
+    r"(?!(?:keep (?:that|this|it|those|these|them)? ?in mind|keep in mind|bear|think|try|see|consider|be happy|be glad|need|have to|let you know if|wait|look into whether)\b)"
     r"(?:(?:also|then|now|first|personally|gladly)\s+)?[a-z]{2,}\b\s+\S+", _I)
 _ZH_COMMIT = re.compile(r"(?:我|我们)(?:来|负责)[\u4e00-\u9fffA-Za-z]{2,}"
+                        r"|(?:我|我们)(?:[^，,。]{0,6}?)把[^，,。]{1,12}?(?:发|给|整理|准备|写|做|改|更新|提交|交|寄|传|同步|汇总)"
                         r"|(?:我|我们)(?:帮你|帮您|给你|给您|替你|会|将|每天|每周[一二三四五六日天]?|以后)"
                         r"(?:[^，,。]{0,8}?)(?:整理|汇总|发|提醒|检查|跟进|写|做|准备|安排|更新|同步|盯|处理|提交|通知|推送|联系|预订|订)")
+_EN_ACCEPT = re.compile(
+    r"^(?:(?:oh|ok(?:ay)?|well)[,!.]?\s+)?(?:yes|yep|yeah|sure(?: thing)?|of course|absolutely|certainly|definitely|will do|can do|"
+    r"happy to|glad to|on it|you got it|got it|no problem|sounds good)\b", _I)
+_ZH_ACCEPT = re.compile(r"^(?:可以|好的?|行|没问题|当然|收到|明白|嗯|OK|ok)(?:的|啊|呀|吧)?[,，!！。:：\s]")
+_EN_IN_ANSWER = re.compile(
+    r"\b(?:i|we)(?:'ll| will)\s+(?:(?:now|first|just)\s+)?(?:explain|walk you|show you|break (?:it|this|that) down|go (?:over|through)|"
+    r"describe|outline|clarify|answer|cover|compare|elaborate|illustrate|start by|begin by|give you an? (?:overview|example|summary))\b", _I)
+_NAMING_IDIOM = re.compile(r"(?:^|[,.!;:]\s*)[A-Z][\w.+#-]*(?:\s+[A-Z0-9][\w.+#-]*)?\s+it is\s*(?:[-–—,.;!]|$)")
 _EN_COMMIT_SPLIT = re.compile(r"\s+and\s+(?=(?:i|we)(?:'ll| will)\b)", _I)
 _EN_STATEMENT = re.compile(r"^(?:the|our|your|this|that)\s+[\w' -]{2,40}?\s+(?:is|are|will be|stays|goes)\s+\S+", _I)
 _EN_OPTION = re.compile(
@@ -36,13 +50,13 @@ _EN_OPTION = re.compile(
     r"\balternatively\b|\bone option\b|\banother option\b|\bif you prefer\b|\bor maybe\b", _I)
 _EN_DEFERRAL = re.compile(
     r"\b(?:your|their|his|her|the [\w ]{1,20}'s|[\w]+'s) (?:call|decision)\b|\bup to (?:you|your|them|him|her|the)\b|"
-    r"\bonce (?:you|she|he|they|your [\w ]{1,20}) (?:decides?|confirms?|signs? off|approves?)\b|"
+    r"\b(?:once|until|till) (?:you|she|he|they|your [\w ]{1,20}|the [\w ]{1,20}) (?:decides?|confirms?|signs? off|approves?|gives? the go-ahead)\b|"
     r"\b(?:to be decided|tbd|not decided yet|still undecided|pending (?:approval|a decision|sign-off))\b|"
     r"\bdepends on (?:what|whether|your|their)\b|\bwait(?:ing)? for (?:your|their|his|her|the [\w ]{1,20}) (?:call|decision|approval)\b",
     _I)
 _ZH_OPTION = re.compile(r"可以考虑|也可以|或者|要么|还可以选|可选(?:的)?(?:方案|有)|备选")
 _ZH_DEFERRAL = re.compile(
-    r"等[^，,。]{0,12}(?:决定|拍板|确认|定夺|定了|批准)|由[^，,。]{0,12}(?:决定|定|拍板)|[^，,。]{0,8}说了算|"
+    r"等[^，,。]{0,12}(?:决定|拍板|确认|定夺|定了|批准)|(?:需要|得|要)[^，,。]{1,10}(?:确认|批准|同意|拍板|审批|签字)(?:后|之后|以后)|由[^，,。]{0,12}(?:决定|定|拍板)|[^，,。]{0,8}说了算|"
     r"取决于|待定|还没定|未定|看[^，,。]{0,8}(?:的意思|怎么定|决定)")
 
 
@@ -64,6 +78,16 @@ def en_split(sentence: str) -> list[str]:
 def en_confirmed_statement(clause: str) -> bool:
     """A plain statement in a confirmed sentence ("Agreed, the API freeze is Friday") is the decision."""
     return _EN_STATEMENT.match(clause) is not None
+
+
+def affirmed_commitment(text: str) -> bool:
+    """An acceptance followed by a commitment, or a "<Name> it is" choice: the assistant text confirms itself."""
+    stripped = text.strip()
+    if _NAMING_IDIOM.search(stripped):
+        return True
+    if _ZH_ACCEPT.match(stripped):
+        return zh_commitment(stripped)
+    return _EN_ACCEPT.match(stripped) is not None and en_commitment(stripped) and not _EN_IN_ANSWER.search(stripped)
 
 
 def is_option(clause: str) -> bool:

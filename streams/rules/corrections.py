@@ -31,7 +31,8 @@ from .common import CJK, Draft, clean, en_object, sentences
 
 _I = re.IGNORECASE
 _EN_CUE_WORDS = (r"sorry|oops|whoops|correction|my bad|my mistake|wait|no|actually|typo|i misspoke|scratch that|oh|ah|well|hmm|um|"
-                 r"i got (?:that|it) wrong(?: earlier| before)?|i was wrong(?: earlier| before)?|let me correct (?:that|myself)")
+                 r"i got (?:that|it) wrong(?: earlier| before)?|i was wrong(?: earlier| before)?|let me correct (?:that|myself)|"
+                 r"(?:let me|i need to|i have to|i should|i must) (?:correct|fix|clarify) (?:myself|that|this|something(?: i said)?)")
 _EN_CUE = rf"(?:(?:{_EN_CUE_WORDS})\b[,:!.]?\s*(?:[-–—]\s*)?)*"
 _VALUE = r"(?:(?!\s[-–—]\s)[^,;.!?]){1,40}?"
 _TAIL = r"(?:\s+[-–—]\s+.*)?"
@@ -47,20 +48,25 @@ _EN_FRAMES = (
     re.compile(rf"^{_EN_CUE}i said\s+(?P<old>{_VALUE})(?:\s+(?:earlier|before|just now))?\s*,?\s*(?:but\s+)?"
                rf"i\s+(?:actually\s+|really\s+)?meant\s+(?P<new>{_VALUE}){_TAIL}$", _I),
     re.compile(rf"^{_EN_CUE}(?:it's|it is)\s+(?P<new>{_VALUE})\s*,?\s*not\s+(?P<old>{_VALUE}){_TAIL}$", _I),
+    re.compile(rf"^{_EN_CUE}i said\s+(?P<old>{_VALUE})(?:\s+(?:earlier|before|just now|last time))?\s*[,;:]?\s*(?:[-–—]\s*)?(?:but\s+)?"
+               rf"(?:i'm|i am|it's|it is|that's|that is)\s+(?:actually|really|in fact)\s+(?P<new>{_VALUE})$", _I),
 )
 _EN_REJECTED = re.compile(rf"^(?P<head>(?:i|i'm|i am|i've|i work|i live|my\s+(?!(?:{_RELATIVES})\b)\w+)\b.*?)"
                           rf"\s*,?\s+(?:and\s+)?not\s+(?P<old>(?:an?\s+|the\s+)?[\w'-]+(?:\s+[\w'-]+)?)$", _I)
-_ZH_REJECTED = re.compile(r"^(?P<head>我(?![的]?(?:老婆|老公|爸|妈|哥|姐|弟|妹|儿子|女儿|孩子|朋友|同事))[^,，。]+?)[,，]\s*(?:而)?不是(?P<old>[^,，。]{1,12})$")
+_ZH_REJECTED = re.compile(r"^(?P<head>我(?![的]?(?:老婆|老公|爸|妈|哥|姐|弟|妹|儿子|女儿|孩子|朋友|同事))[^,，。]+?)[,，]\s*(?:而)?"
+                          r"(?P<at>不是在|不在|不是)(?P<old>[^,，。]{1,12})$")
+_ZH_PLACE_VERB = re.compile(r"(?:工作|上班|住|生活|读书|上学|定居|发展|念书|实习|读研|读大学)(?:了|的|呢)?$")
 _EN_CUE_ONLY = re.compile(rf"^(?:(?:{_EN_CUE_WORDS})\b[,:!.]?\s*(?:[-–—]\s*)?)+", _I)
+_ZH_APOLOGY = re.compile(r"^(?:(?:(?i:sorry|oops|my bad)|不好意思|抱歉|不对)\s*[,，!！]?\s*)+")
 _ZH_CUE_ONLY = re.compile(r"^(?:我)?(?:刚才|之前|前面)?(?:不好意思|抱歉)?[,，]?(?:记错了|搞错了|弄错了|说反了|说错了|打错了|写错了|口误|更正一下|更正|纠正一下|纠正)[,，:：!！。]?\s*")
-_ZH_CUE = r"(?:(?:记错了|搞错了|弄错了|说反了|说错了|打错了|写错了|口误|更正一下|更正|纠正一下|纠正|不好意思|抱歉|不对)[,，:：!！。]?\s*)*"
+_ZH_CUE = r"(?:(?:(?i:sorry|oops|my bad)|记错了|搞错了|弄错了|说反了|说错了|打错了|写错了|口误|更正一下|更正|纠正一下|纠正|不好意思|抱歉|不对)[,，:：!！。]?\s*)*"
 _ZH_VALUE = r"[^,，;；。!！?？是]{1,16}"
 _ZH_FRAMES = (
     re.compile(rf"^{_ZH_CUE}不是(?P<old>{_ZH_VALUE})[,，]\s*(?:而)?(?:应该)?是(?P<new>{_ZH_VALUE})$"),
-    re.compile(rf"^{_ZH_CUE}(?:应该)?是(?P<new>{_ZH_VALUE})[,，]\s*不是(?P<old>{_ZH_VALUE})$"),
+    re.compile(rf"^{_ZH_CUE}(?:应该)?是(?P<new>{_ZH_VALUE})[,，]?\s*不是(?P<old>{_ZH_VALUE})$"),
     re.compile(rf"^(?P<old>{_ZH_VALUE})(?:说错了|打错了|写错了)[,，]\s*(?:应该)?是(?P<new>{_ZH_VALUE})$"),
 )
-_MAY_CORRECT = re.compile(r"not\b|meant|不是|错|更正|纠正|口误", _I)
+_MAY_CORRECT = re.compile(r"not\b|meant|i said|不是|不在|错|更正|纠正|口误", _I)
 """Every frame needs one of these: most turns skip the correction reading with one scan."""
 _NOTE = re.compile(r'^User corrected "(?P<old>[^"]+)" to "(?P<new>[^"]+)"$|^用户更正：(?P<zold>[^→]+)→(?P<znew>.+)$')
 _NOT_VALUE = re.compile(r"^(?:that|this|it|what i|sure|really|quite|so|too|me|you)\b", _I)
@@ -74,10 +80,19 @@ def named_correction(sentence: str) -> tuple[str, str] | None:
         m = frame.match(text)
         if m is None:
             continue
-        old, new = clean(m.group("old")), clean(m.group("new"))
+        old, new = _bare(clean(m.group("old"))), _bare(clean(m.group("new")))
         if old and new and old.lower() != new.lower() and not _NOT_VALUE.match(old) and not _NOT_VALUE.match(new):
             return old, new
     return None
+
+
+_NUMBER = re.compile(r"\b(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b", _I)
+_ARTICLE = re.compile(r"^(?:an?|the|my)\s+", _I)
+
+
+def _bare(value: str) -> str:
+    """A value without its article ("a Civic" -> "Civic"), so it is found in "User drives a Honda Civic"."""
+    return _ARTICLE.sub("", value).strip()
 
 
 def rejected_alternative(sentence: str) -> tuple[str, str, str] | None:
@@ -91,8 +106,13 @@ def rejected_alternative(sentence: str) -> tuple[str, str, str] | None:
         return None
     head, old = m.group("head").rstrip(" ,，"), clean(m.group("old"))
     old = re.sub(r"^(?:(?:just|only|even|really|actually|an?|the)\s+)+", "", old, flags=_I)
-    if zh:
+    if zh and m.group("at") != "不是":
+        new = _zh_place_in(head)  # "我是在苏州工作，不在南京": the place after 在, not the characters before the comma
+    elif zh:
         new = head[-len(old):]
+    elif _NUMBER.fullmatch(old):
+        found = _NUMBER.findall(head)  # "I have two kids, not three": the number corrects the number
+        new = found[-1] if found else ""
     else:
         head = en_object(head)  # "I live in Vancouver now" -> the value ends at "Vancouver"
         words = head.split()
@@ -101,6 +121,11 @@ def rejected_alternative(sentence: str) -> tuple[str, str, str] | None:
     if not old or not new or old.lower() == new.lower() or _NOT_VALUE.match(old) or _NOT_VALUE.match(new):
         return None
     return old, new, head + ("。" if zh else ".")
+
+
+def _zh_place_in(head: str) -> str:
+    at = head.rfind("在")
+    return _ZH_PLACE_VERB.sub("", head[at + 1:]) if at >= 0 else ""
 
 
 def correction_drafts(text: str) -> tuple[str, list[Draft]]:
@@ -112,8 +137,8 @@ def correction_drafts(text: str) -> tuple[str, list[Draft]]:
         return text, []
     kept, drafts = [], []
     for sentence, _ in sentences(text):
-        cue = _ZH_CUE_ONLY if CJK.search(sentence) else _EN_CUE_ONLY
-        bare = cue.sub("", sentence).strip()
+        zh = CJK.search(sentence) is not None
+        bare = (_ZH_CUE_ONLY.sub("", _ZH_APOLOGY.sub("", sentence)) if zh else _EN_CUE_ONLY.sub("", sentence)).strip()
         pair = named_correction(sentence)
         rejected = rejected_alternative(bare) if pair is None else None
         if rejected is not None:
@@ -137,17 +162,26 @@ def parse_correction_note(content: str) -> tuple[str, str] | None:
 
 
 def holds_value(content: str, value: str) -> bool:
-    """The value appears in the content: as a substring in Chinese, as whole words otherwise."""
+    """The value appears in the content: as a substring in Chinese, as whole words otherwise (a Latin word inside
+    Chinese text, "在Google工作", is whole: only Latin letters and digits bound it)."""
     if CJK.search(value):
         return value in content
-    return re.search(rf"(?<![\w]){re.escape(value)}(?![\w])", content, _I) is not None
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(value)}(?![A-Za-z0-9_])", content, _I) is not None
 
 
 def corrected_content(content: str, old: str, new: str) -> str:
     """The content with the wrong value replaced by the right one."""
     if CJK.search(old):
         return content.replace(old, new)
-    return re.sub(rf"(?<![\w]){re.escape(old)}(?![\w])", new.replace("\\", r"\\"), content, flags=_I)
+    if _PROPER.fullmatch(new) and " " in new and _PROPER.fullmatch(old):
+        # a multi-word name replaces the whole name the old value ends ("Honda Civic" -> "Toyota Corolla")
+        whole = re.compile(rf"(?<![A-Za-z0-9_])(?:[A-Z][\w-]*\s+)*{re.escape(old)}(?![A-Za-z0-9_])")
+        if whole.search(content):
+            return whole.sub(new.replace("\\", r"\\"), content)
+    return re.sub(rf"(?<![A-Za-z0-9_]){re.escape(old)}(?![A-Za-z0-9_])", new.replace("\\", r"\\"), content, flags=_I)
+
+
+_PROPER = re.compile(r"[A-Z][\w-]*(?:\s+[A-Z0-9][\w-]*)*")
 
 
 def latest_holding(memories: Iterable[MemoryRecord], old: str, new: str) -> MemoryRecord | None:

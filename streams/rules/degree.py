@@ -13,8 +13,9 @@ dropped; the common intensifiers that change nothing ("really", "just",
 - Chinese: the word follows the (possibly dropped) subject ("特别讨厌开会",
   "有点怕坐飞机"); a negated degree ("不太能", "不怎么喝") is read as the plain
   negation ("不能", "不喝") and restored on the negation ("用户不太能吃辣").
-  A weakener is always kept ("用户比较喜欢…"); an intensifier only when the
-  clause reads nothing without it lifted ("特别讨厌"), since "很喜欢" says no
+  A weakener is always kept ("用户比较喜欢…"), and so is a strong intensifier
+  ("特别", "非常", "超级", "极其", "十分": "用户特别喜欢吃火锅"); "很" and "挺" only
+  when the clause reads nothing without them lifted, since "很喜欢" says no
   more than "喜欢".
 """
 
@@ -28,13 +29,15 @@ from .common import Draft
 
 _I = re.IGNORECASE
 _EN_DEGREE = (
-    r"a little bit|a little|a bit|kind of|kinda|sort of|mildly|slightly|somewhat|moderately|fairly|"
+    r"a little bit|a little|a bit|kind of|kinda|sort of|mildly|slightly|somewhat|moderately|fairly|quite|rather|"
     r"severely|extremely|seriously|deeply|very|highly|terribly"
 )
 _EN_LIFT = re.compile(rf"^(?P<subj>i|i'm|i am|we|we're|we are)\s+(?P<deg>{_EN_DEGREE})\s+(?=\w)", _I)
-_ZH_LIFT = re.compile(r"^(?P<subj>我们|我)?(?P<deg>特别|非常|超级|极其|十分|有点儿|有点|有些|稍微|比较|挺|不太|不怎么|不是很)(?=\S)")
+_ZH_LIFT = re.compile(r"^(?P<subj>我们|我)?(?P<deg>特别|非常|超级|极其|十分|严重|有点儿|有点|有些|稍微|轻微|轻度|比较|挺|不太|不怎么|不是很)(?=\S)")
 _ZH_NEGATED = ("不太", "不怎么", "不是很")
-_ZH_WEAKENERS = frozenset({"有点儿", "有点", "有些", "稍微", "比较", "不太", "不怎么", "不是很"})
+_ZH_WEAKENERS = frozenset({"有点儿", "有点", "有些", "稍微", "轻微", "轻度", "比较", "不太", "不怎么", "不是很"})
+_ZH_STRONG = frozenset({"特别", "非常", "超级", "极其", "十分", "严重"})
+"""Intensifiers that grade ("特别喜欢吃火锅" is more than a liking); "很" and "挺" are filler and stay out."""
 _EN_SKIP = re.compile(r"^User(?:'s| and others)\b")
 
 
@@ -97,7 +100,7 @@ def en_graded(clause: str, match: Callable[[str], Draft | None]) -> Draft | None
 def zh_graded(body: str, match: Callable[[str], tuple[Draft, ...]]) -> tuple[Draft, ...]:
     """A weakener is lifted first (so it is kept); otherwise `match` on the body as it is, then lifted."""
     lifted, degree = zh_lift(body)
-    if degree in _ZH_WEAKENERS and len(lifted) >= 2:
+    if (degree in _ZH_WEAKENERS or degree in _ZH_STRONG) and len(lifted) >= 2:
         drafts = tuple(zh_restore(d, degree) for d in match(lifted))
         if drafts:
             return drafts

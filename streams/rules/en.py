@@ -77,7 +77,7 @@ def _occupation(m: re.Match[str]) -> Draft:
 _NOT_NAMES = frozenset(
     """american british canadian chinese indian german french japanese korean spanish italian mexican
     australian russian brazilian dutch irish scottish english welsh swiss swedish polish turkish muslim
-    christian jewish catholic buddhist hindu vegan vegetarian sorry fine good ok okay here back done ready sure
+    nobody somebody someone anyone everyone everybody nothing all nowhere christian jewish catholic buddhist hindu vegan vegetarian sorry fine good ok okay here back done ready sure
     not so just also still happy glad excited tired busy free hungry new from in at on into currently
     really very always never""".split()
 )
@@ -190,6 +190,7 @@ def _like(m: re.Match[str]) -> Draft | None:
     obj = en_object(m.group("v"))
     if not obj or _NOT_OBJECT.match(obj) or len(obj.split()) > 6:
         return None
+    obj = re.sub(r"\bmy\b", "their", obj, flags=_I)  # the note is in the third person: "loves their job"
     verb = m.group("verb").lower()
     said = _SIMPLE_VERB.get(verb) or f"is {verb}"
     topic = topic_of(re.split(r"\s+(?:over|to|than|rather than|instead of)\s+", obj, maxsplit=1, flags=_I)[0])
@@ -266,11 +267,20 @@ def _diet(m: re.Match[str]) -> Draft:
     return Draft(T.USER_CONSTRAINT, f"User is {diet}", 0.85, attribute, "diet" if attribute else diet, False)
 
 
+def _fear(m: re.Match[str]) -> Draft | None:
+    """ "I'm scared of dogs": something to spare the user, a negative preference like "怕狗"."""
+    obj = en_object(m.group("v"))
+    if len(obj) < 3:
+        return None
+    return Draft(T.USER_PREFERENCE, third_person(m.group(0)), 0.8, None, topic_of(obj), True, entities_in(obj))
+
+
 def _main_goal(m: re.Match[str]) -> Draft | None:
     obj = en_object(m.group("v"))
     if len(obj) < 3:
         return None
-    content = f"User's goal is {obj}"
+    when = (m.groupdict().get("when") or "").strip()
+    content = f"User's goal {when} is {obj}" if when else f"User's goal is {obj}"  # time kept with the goal
     return Draft(T.USER_GOAL, content, 0.85, "current", topic_of(obj), False, entities_in(obj))
 
 
@@ -354,6 +364,8 @@ _Rule = tuple[tuple[str, ...], re.Pattern[str], Builder]
 _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Builder], ...] = (
     ("imo", ("name", "call", "go by"),
      re.compile(rf"^(?:my name is|my name's|(?:the\s+)?name's|i'm called|i am called|(?:you can |please )?call me|people call me|i go by)\s+(?P<v>[^\W\d_][\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*){{0,2}})(?:\s+(?:from now on|please|instead|now|by the way|btw))*$", _I), _name),
+    ("o", (" here",),
+     re.compile(r"^(?P<v>(?-i:[A-Z][a-z]{1,14}))\s+here$", _I), _name),
     ("i", ("i'm", "i am", "this is"),
      re.compile(r"^(?:i'm|i am|this is)\s+(?P<v>(?-i:[A-Z][a-z]+)(?:\s+(?-i:[A-Z][a-z]+))?)(?:\s+(?:by the way|btw|here))?$", _I), _name),
     ("i", ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
@@ -372,12 +384,16 @@ _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Builder], ...] = (
      re.compile(rf"{_SUBJ}{_ADV}(?:work|working|worked)\s+(?P<prep>at|for|in)\s+(?P<v>[^,;]+)$", _I), _works_in),
     ("i", ("live", "living", "lived", "moved", "relocated", "based", "located", "resid", "staying"),
      re.compile(rf"{_SUBJ}{_ADV}(?P<verb>live|living|lived|moved|relocated|based|located|reside|residing|staying)\s+(?:in|to|at)\s+(?P<v>[^,;]+)$", _I), _location),
+    ("i", ("been in",),
+     re.compile(r"^(?:i|we)(?:'ve|\s+have)\s+been\s+(?P<verb>)in\s+(?P<v>(?-i:[A-Z])[^,;]*?)\s+(?:for|since)\s+\S.*$", _I), _location),
     ("i", ("from", "grew up"),
      re.compile(r"^(?:i'm|i am|i come|we're|we are)\s+(?:originally\s+)?from\s+(?P<v>[^,;]+)$|^(?:i|we)\s+grew up in\s+(?P<v2>[^,;]+)$", _I), _hometown),
+    ("i", ("afraid", "scared", "terrified", "frightened"),
+     re.compile(r"^(?:i'm|i am)\s+(?:really\s+|very\s+|so\s+)?(?:afraid|scared|terrified|frightened)\s+of\s+(?P<v>[^,;]+)$", _I), _fear),
     ("i", ("allergic",),
-     re.compile(r"^(?:i'm|i am)\s+(?:very\s+|severely\s+|really\s+)?allergic to\s+(?P<v>[^,;]+)$", _I), _allergy),
-    ("i", ("vegan", "vegetarian", "pescatarian", "intolerant", "diabetic", "teetotal", "keto", "halal", "kosher"),
-     re.compile(r"^(?:i'm|i am)\s+(?:now\s+|also\s+|still\s+)?(?:a\s+)?(?:strict\s+)?(?P<v>vegan|vegetarian|pescatarian|lactose intolerant|gluten intolerant|diabetic|teetotal|keto|halal|kosher)\b(?:\s+(?:now|these days|nowadays|too|as well|actually|just so you know|by the way|btw))*$", _I), _diet),
+     re.compile(r"^(?:i'm|i am)\s+(?:(?:very|severely|really|still|also|now|quite)\s+)*allergic to\s+(?P<v>[^,;]+)$", _I), _allergy),
+    ("i", ("vegan", "vegetarian", "pescatarian", "intolerant", "diabetic", "free", "celiac", "coeliac", "asthmatic", "epileptic", "teetotal", "keto", "halal", "kosher"),
+     re.compile(r"^(?:i'm|i am)\s+(?:now\s+|also\s+|still\s+)?(?:a\s+)?(?:strict\s+)?(?P<v>vegan|vegetarian|pescatarian|lactose intolerant|gluten intolerant|gluten[- ]free|dairy[- ]free|celiac|coeliac|asthmatic|epileptic|(?:type\s*[12]\s+)?diabetic|teetotal|keto|halal|kosher)\b(?:\s+(?:now|these days|nowadays|too|as well|actually|just so you know|by the way|btw))*$", _I), _diet),
     ("i", ("n't", "not", "no longer", "never", "cannot"),
      re.compile(rf"^(?:i|we)\s+{_ADV}(?P<neg>don't|do not|dont|no longer|never|can't|cannot|won't)\s+{_ADV}(?P<verb>like|love|enjoy|eat|drink|use|care for)\s+(?P<v>[^,;]+)$", _I), _dislike),
     ("i", ("quit",),
@@ -403,7 +419,9 @@ _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Builder], ...] = (
     ("i", ("know", "speak", "use", "write", "code in", "program in"),
      re.compile(rf"^(?:i|we)\s+{_ADV}(?:already\s+|mainly\s+|mostly\s+|also\s+|only\s+|fluently\s+)*(?P<verb>know|speak|use|write|code in|program in)\s+(?P<v>(?!how\b|what\b|that\b|you\b|it\b)[^,;]+)$", _I), _skill),
     ("m", ("goal", "dream", "aim", "objective"),
-     re.compile(r"^my\s+(?:main\s+|current\s+|long[- ]term\s+|biggest\s+|ultimate\s+)?(?:goal|dream|aim|objective)\s+is\s+(?P<v>[^;]+)$", _I), _main_goal),
+     re.compile(r"^my\s+(?:main\s+|current\s+|long[- ]term\s+|biggest\s+|ultimate\s+)?(?:goal|dream|aim|objective)"
+                r"(?P<when>\s+(?:for\s+)?(?:this|next)\s+(?:year|month|week|season|summer|winter|spring|autumn|fall|quarter)"
+                r"|\s+for\s+\d{4})?\s+is\s+(?P<v>[^;]+)$", _I), _main_goal),
     ("o", ("always", "never", "from now on", "in the future", "going forward", "every time"),
      re.compile(r"^(?:please\s+)?(?P<when>always|never|from now on|in the future|going forward|every time)\b[,\s]*(?:please\s+)?(?P<v>[^;]+)$", _I), _standing_wish),
     ("o", ("from now on", "going forward", "in the future"),
@@ -412,8 +430,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Builder], ...] = (
      re.compile(rf"^(?=.*\b(?:have time|free|available|busy|only)\b)(?=.*{_TIME})(?:i|we)\b[^;]+$", _I), _availability),
     ("imo", ("budget",),
      re.compile(r"\bbudget\b(?:\s+(?:for|on)\s+(?P<for>[^,;]+?))?(?:\s+(?:is|of|was|will be|would be|at))?\s+(?P<v>(?:[^,;]|(?<=\d),(?=\d))*\d(?:[^,;]|(?<=\d),(?=\d))*)$", _I), _budget),
-    ("i", ("want", "wanna", "plan", "hope", "hoping", "intend", "aim", "going to", "gonna", "trying", "preparing", "like to", "love to", "learning", "studying", "saving", "dream", "working towards", "looking to", "need to", "thinking"),
-     re.compile(rf"{_SUBJ}{_ADV}(?:want to|wanna|plan to|planning to|plan on|hope to|hoping to|intend to|aim to|going to|gonna|trying to|preparing to|would like to|'d like to|would love to|'d love to|like to|learning|studying|saving (?:up )?for|dreaming of|dream of|working towards|looking to|need to|thinking about|thinking of)\s+(?P<v>[^;]+)$", _I), _goal),
+    ("i", ("want", "wanna", "plan", "hope", "hoping", "intend", "aim", "going to", "gonna", "trying", "preparing", "like to", "love to", "learning", "studying", "saving", "dream", "working towards", "looking to", "need to", "thinking", "applying"),
+     re.compile(rf"{_SUBJ}{_ADV}(?:want to|wanna|plan to|planning to|plan on|hope to|hoping to|intend to|aim to|going to|gonna|trying to|preparing to|would like to|'d like to|would love to|'d love to|like to|learning|studying|saving (?:up )?for|dreaming of|dream of|working towards|looking to|need to|thinking about|thinking of|applying (?:to|for))\s+(?P<v>[^;]+)$", _I), _goal),
     ("i", ("can", "must", "have to", "got to", "not allowed", "should", "want to", "refuse"),
      re.compile(rf"^(?:i|we)\s+{_ADV}(?P<verb>can only|can't|cannot|must not|mustn't|must|have to|'ve got to|have got to|am not allowed to|shouldn't|should not|don't want to|do not want to|refuse to)\s+(?P<v>[^;]+)$", _I), _must),
     ("m", (" is ", " are ", " was ", "'s "),

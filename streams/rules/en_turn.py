@@ -27,7 +27,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engram.core.text import EN_STOPWORDS
 from engram.schemas.memory import MemoryType as T
@@ -43,7 +43,7 @@ from .mood import is_hypothetical, is_momentary, is_sarcastic
 from .narrative import (dated, dropped_subject, front_time, is_event, is_gerund_subject, is_phatic,
                         is_presentative, is_task, narrative_draft)
 from .person import _objects, third_person
-from .quantities import en_bare_age, en_embedded_age
+from .quantities import en_bare_age, en_embedded_age, en_measured, en_turning
 
 _I = re.IGNORECASE
 _CLAUSE_SPLIT = re.compile(
@@ -63,7 +63,16 @@ _DROPPED_SUBJECT = re.compile(
     r"teaching|love|hate|prefer|became|studying|learning|trying|planning|based|doing|[a-z]{3,}ing)\b",
     _I,
 )
-_JOB_CHANGE = re.compile(r"\b(?:left|quit|joined|new job|switched jobs|changed jobs|laid off|resigned)\b", _I)
+_JOB_CHANGE = re.compile(r"\b(?:left|quit|joined|new job|switched jobs|changed jobs|laid off|resigned|"
+                         r"start(?:ing)? (?:at|with)|joining)\b", _I)
+_BARE_AT = re.compile(r"^(?:(?:currently|now|still|for now)\s+)*(?:at|with)\s+(?P<v>(?-i:[A-Z])\S*(?:\s+(?-i:[A-Z])\S*)*)$", _I)
+"""In a turn about changing jobs, "currently still at Square" is the employer now."""
+_SHARED_IM = re.compile(r"^(?P<h>(?:i'm|i am)\s+[\w-]+)\s+and\s+(?P<g>[a-z]{3,}ing\b.*)$", _I)
+"""Mechanism (shared "I'm"): "I'm gluten-free and cooking just for myself" is two facts, "and" sharing the "I'm"."""
+_SHARED_I = re.compile(r"^(?P<h>(?:i'm|i am)\s+(?:\d{1,3}|(?:an?\s+)?(?:[\w-]+\s+){0,3}[\w-]+))\s+and\s+"
+                       r"(?P<v>(?:only|also|usually|often|never|always|still|mostly|rarely|sometimes|just|recently|now)\s+[a-z]{2,}\b.*)$", _I)
+"""Mechanism (shared "I"): "I'm a busy surgeon and only read on my commute", "I'm 62 and just retired": the
+second conjunct, opened by an adverb and a verb, is the user's own clause."""
 _NOW_AT = re.compile(r"^i'?m\s+(?:now\s+)?at\s+(?P<v>(?-i:[A-Z])\S*(?:\s+(?-i:[A-Z])\S*)*)$", _I)
 _APPOSITION = re.compile(r"^(?:a|an)\s+\S", _I)
 _AS_ROLE = re.compile(rf"^(?:as|being)\s+(?P<v>(?:a|an)\s+(?!(?:result|matter|whole|rule|side|reminder|bonus|"
@@ -85,7 +94,7 @@ _STATIVE = re.compile(
 )
 _ROLE_TAIL = re.compile(
     rf"^(?P<head>(?:i'm|i am|i work as|i'm working as)\s+(?:currently\s+|now\s+)?(?:a|an)\s+(?:[\w+#./-]+\s+){{0,3}}?"
-    rf"{_JOBS}s?)\s+(?P<tail>(?:at|for|with|working|doing|on|mostly|mainly)\b.*|(?:in|from)\s+(?-i:[A-Z]).*)$",
+    rf"{_JOBS}s?)\s+(?P<tail>(?:at|for|with|working|doing|on|mostly|mainly)\b.*|(?:based\s+)?(?:in|from)\s+(?-i:[A-Z]).*)$",
     _I,
 )
 _WORK_AS = re.compile(rf"^(?P<head>i\s+(?:\w+\s+)?work\s+(?:at|for)\s+.+?)\s+as\s+(?P<job>(?:a|an)\s+.+)$", _I)
@@ -141,6 +150,7 @@ def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
     split = sentences(text)
     task = any(is_task(strip_lead(sentence)) for sentence, _ in split)
     ironic = len(split) > 1 and ironic_turn([sentence for sentence, _ in split])  # one sentence: is_sarcastic
+    introduced = _Turn()  # a name or heading opens a self-description that runs on into the next sentences
     for sentence, is_question in split:
         if is_hypothetical(sentence) or is_sarcastic(sentence) or (ironic and praises(sentence)):
             continue
@@ -148,15 +158,33 @@ def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
         if is_question or is_request(strip_lead(sentence)):
             clauses = statements_around(clauses, _statements_before_question(clauses))
         momentary = is_momentary(sentence) and not is_future(sentence)
-        turn = _Turn(job_change=bool(_JOB_CHANGE.search(text)), task=task or is_vent(sentence))
+        turn = _Turn(job_change=bool(_JOB_CHANGE.search(text)), task=task or is_vent(sentence),
+                     named=introduced.named, described=introduced.described)
         for clause in clauses:
             _clause(clause, turn, out, leftovers, momentary)
+        introduced = turn
     return out
 
 
 def _clauses(sentence: str) -> list[str]:
     parts = _CLAUSE_SPLIT.split(sentence.strip().rstrip(".!?…"))
-    return [c.strip(" ,.;:!?…\"'") for c in parts if c and c.strip(" ,.;:!?…\"'")]
+    clauses = [c.strip(" ,.;:!?…\"'") for c in parts if c and c.strip(" ,.;:!?…\"'")]
+    return [part for clause in clauses for part in _shared_im(clause)]
+
+
+_NAME_FROM = re.compile(r"^(?P<h>(?:i'm|i am)\s+(?-i:[A-Z][a-z]+))\s+(?P<f>from\s+(?-i:[A-Z]).*)$", _I)
+"""Mechanism (name and origin): "I'm Tom from Austin" is a name and where the user is from."""
+
+
+def _shared_im(clause: str) -> list[str]:
+    named = _NAME_FROM.match(clause)
+    if named:
+        return [named.group("h"), f"I'm {named.group('f')}"]
+    m = _SHARED_IM.match(clause)
+    if m:
+        return [m.group("h"), f"I'm {m.group('g')}"]
+    m = _SHARED_I.match(clause)
+    return [m.group("h"), f"I {m.group('v')}"] if m else [clause]
 
 
 def _statements_before_question(clauses: list[str]) -> list[str]:
@@ -180,7 +208,7 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
         return
     body, when = front_time(body)
     noted = en_deadline(body) if turn.subject != "other" else None
-    noted = noted or (en_bare_age(body) if turn.subject == "user" or turn.named else None)
+    noted = noted or (en_bare_age(body) if turn.subject == "user" or turn.named else None) or en_turning(body)
     if noted is not None:
         out.append(noted)
         return
@@ -211,10 +239,18 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
             continue
         if momentary and draft.type is T.USER_GOAL:
             continue
-        draft = planned(draft, part)
+        draft = planned(_with_when(draft, when), part)
         out.append(draft)
         turn.named = turn.named or draft.attribute == "name"
         turn.antecedent = (draft.entities[0] if draft.entities else "") or turn.antecedent
+
+
+def _with_when(draft: Draft, when: str) -> Draft:
+    """Mechanism (time kept with its statement): a fronted time ("Starting next week, I'll …", "By the end of the
+    year I want …") goes back to the end of the note the rules wrote from the rest of the clause."""
+    if not when or when.lower() in draft.content.lower():
+        return draft
+    return replace(draft, content=f"{draft.content} {when}")
 
 
 _EMBEDDED_LIKE = re.compile(r"\b(?:why|that|how much|because)\s+(?P<c>(?:i|we)\s+(?:really\s+|just\s+)?"
@@ -245,6 +281,10 @@ def _resolve(body: str, turn: _Turn) -> str:
 
 
 def _implicit(body: str, turn: _Turn) -> str:
+    now_at = _BARE_AT.match(body) if turn.job_change else None
+    if now_at:
+        turn.subject = "user"
+        return f"I work at {now_at.group('v')}"
     described = telegraphic(body) if turn.subject == "user" or turn.named else None
     if described is not None:
         turn.subject = "user"
@@ -288,7 +328,9 @@ def _role_parts(body: str) -> list[str]:
         return [body]
     tail = m.group("tail")
     low = tail.lower()
-    if low.startswith(("at ", "for ", "with ", "in ")):
+    if low.startswith("based "):
+        tail = f"I'm {tail}"
+    elif low.startswith(("at ", "for ", "with ", "in ")):
         tail = f"I work {tail}"
     elif low.startswith("from "):
         tail = f"I'm {tail}"
@@ -314,7 +356,7 @@ def _leftover(clause: str, leftovers: list[str], when: str = "") -> None:
     if is_dangling_opinion(clause):
         return
     count = content_words(clause)
-    if count > 1 or (count and len(_WORD.findall(clause)) > 4) or (when and is_event(clause)):
+    if count > 1 or (count and (len(_WORD.findall(clause)) > 4 or en_measured(clause))) or (when and is_event(clause)):
         leftovers.append(dated(third_person(clause), when))
 
 

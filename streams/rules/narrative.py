@@ -52,8 +52,11 @@ _WHEN = (
     rf"(?:yesterday|the other day|last night|earlier today|this (?:morning|afternoon|evening|past weekend)|"
     rf"(?:last|this past|next|this|earlier this|later this)\s+(?:week(?:end)?|month|year|summer|winter|spring|"
     rf"fall|autumn|{_DAYS}|time)|{_NUMBER}\s+{_UNIT}\s+ago|(?:on\s+)?(?:last\s+)?{_DAYS}s?|"
-    rf"(?:in|back in|since)\s+(?:{_MONTHS}|\d{{4}})|over the (?:weekend|holidays|summer))"
+    rf"(?:in|back in|since)\s+(?:{_MONTHS}|\d{{4}})|over the (?:weekend|holidays|summer)|"
+    rf"(?:starting|beginning|from)\s+(?:(?:next|this|on|in)\s+)?(?:tomorrow|week(?:end)?|month|year|{_DAYS}|{_MONTHS})|"
+    rf"(?:by|before)\s+(?:the\s+end\s+of\s+)?(?:(?:the|this|next)\s+)?(?:year|month|week|summer|winter|spring|fall|autumn|{_MONTHS}))"
 )
+"""Also a start ("Starting next week, …") or a horizon ("By the end of the year, …") that a plan or a change is held to."""
 _FRONTED = re.compile(rf"^(?P<when>{_WHEN})\b[,\s]+(?=(?:i|we|my)\b)", _I)
 _PAST_VERB = (
     r"(?:went|was|were|had|got|made|took|saw|did|came|gave|found|became|left|felt|brought|began|kept|held|"

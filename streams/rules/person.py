@@ -27,7 +27,9 @@ _FIXED: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 _LEADING_VERB = re.compile(r"^i\s+(?P<adv>(?:(?:only|really|also|still|just|usually|always|often|never|sometimes|"
                            r"normally|typically|regularly|mostly|generally|actually|now|finally|recently|even|once|first|already|"
-                           r"totally|eventually|both|all)\s+)*)(?P<verb>[a-z]+)\b", _I)
+                           r"totally|eventually|both|all|hardly|hardly ever|rarely|seldom|barely|almost|almost never|quite|rather|kind of|sort of|"
+                           r"mildly|slightly|somewhat|genuinely|honestly|occasionally|frequently|constantly|ever)\s+)*)(?P<verb>[a-z]+)\b", _I)
+"""Adverbs before the verb are skipped: "I hardly ever drink" -> "User hardly ever drinks"."""
 _MODALS = frozenset("can could should would will must might may shall".split())
 _BASE_IN_ED = frozenset("need feed bleed breed speed proceed succeed exceed heed seed weed embed shed wed".split())
 """Base verbs that end in "ed" like a past form ("I need" -> "User needs")."""

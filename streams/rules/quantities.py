@@ -11,6 +11,10 @@ Mechanisms:
   been held, two notes, the number kept in the second.
 - bare age (English): in a list of facts about the user, a clause that is only
   a number of years ("68", "41 years old") is the user's age.
+- age to come (English): "I'm turning 40 in March" is a fact with its date, not
+  a plan and not the present age.
+- measured clause (English): a first-person clause with an amount and its unit
+  ("I weigh about 82 kg") is kept even when it has few other words.
 - embedded age (English): "a 27-year-old paramedic" / "I'm 27 and …" gives the
   age as well as the rest of the clause.
 """
@@ -31,7 +35,10 @@ _ZH_MEASURED = re.compile(
     rf"{_ZH_AMOUNT}\s*(?:[万千]\d|{_ZH_UNIT})(?:左右|出头|多|一个月|每月|一年)?$"
 )
 _ZH_NOT_KEY = re.compile(r"^(?:你|您|他|她|它|这|那|哪|谁|什么|多少|几)")
-_ZH_DURATION_FACT = re.compile(rf"^在[^,，。]{{1,10}}(?:工作|上班|实习|任职|读书|念书|生活|住|待)(?:过|了)?{_ZH_AMOUNT}(?:多)?(?:年|个月|周|天)(?:多)?(?:了)?$")
+_ZH_DURATION_FACT = re.compile(
+    rf"^(?:之前|以前|曾经|过去|已经)?在[^,，。]{{1,10}}?(?:工作|上班|实习|任职|读书|念书|生活|[\u4e00-\u9fff](?=过|了))(?:过|了)?"
+    rf"{_ZH_AMOUNT}(?:多)?(?:年|个月)(?:多)?(?:的)?[\u4e00-\u9fff]?(?:了)?$")
+"""Also with the object the verb keeps after the span ("在青岛教了十二年书") and a past marker ("之前在X待了两年")."""
 _EN_BARE_AGE = re.compile(r"^(?P<v>\d{1,2})(?:\s*(?:years? old|yrs? old|yo|y/o))?$", _I)
 _EN_EMBEDDED_AGE = re.compile(
     r"^(?:i'm|i am)\s+(?:a|an)\s+(?P<v>\d{1,2})[- ]year[- ]old\b|^(?:i'm|i am)\s+(?P<v2>\d{1,2})(?:\s+years old)?\s+and\b", _I)
@@ -59,6 +66,27 @@ def en_bare_age(clause: str) -> Draft | None:
     if m is None or not 10 <= int(m.group("v")) <= 110:
         return None
     return _age(m.group("v"))
+
+
+_EN_TURNING = re.compile(r"^(?:(?:i'm|i am|i'll be|i will be)\s+turning|i(?:'ll| will)? turn)\s+(?P<v>\d{1,3})\b(?P<when>\s+(?:in|on|next|this)\b[^,;]*)?$", _I)
+_EN_MEASURE = re.compile(
+    r"\b\d+(?:[.,]\d+)?\s*(?:kg|kgs|kilos?|lbs?|pounds|g|km|miles?|m|cm|feet|ft|inches|hours?|hrs?|minutes?|mins?|"
+    r"days?|weeks?|months?|years?|words?|pages?|people|steps|calories|k|%|percent|dollars|euros?|usd|eur|gbp)\b"
+    r"|[$€£¥]\s*\d", _I)
+
+
+def en_turning(clause: str) -> Draft | None:
+    """ "I'm turning 40 in March" -> "User turns 40 in March": an age to come, kept with its date."""
+    m = _EN_TURNING.match(clause.strip())
+    if m is None or not 1 <= int(m.group("v")) <= 120:
+        return None
+    when = (m.group("when") or "").strip()
+    return Draft(T.USER_FACT, f"User turns {m.group('v')}" + (f" {when}" if when else ""), 0.8, None, "age")
+
+
+def en_measured(clause: str) -> bool:
+    """The clause gives an amount with its unit ("about 82 kg", "90 minutes", "$40k")."""
+    return _EN_MEASURE.search(clause) is not None
 
 
 def en_embedded_age(clause: str) -> Draft | None:

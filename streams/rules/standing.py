@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from engram.core.domains import GENERIC_DOMAINS, MENTION_PREFIX, domains_of
+from engram.core.domains import GENERIC_DOMAINS, MENTION_PREFIX, domains_of, stated_domains
 from engram.core.text import terms
 from engram.schemas.memory import MemoryType as T
 
@@ -35,6 +35,7 @@ from .en_turn import is_request
 from .mention import _ADDRESSED, _PASTED, _PRONOUN_SUBJECT, MAX_TURN_CHARS
 from .mood import is_hypothetical, is_momentary, is_sarcastic
 from .narrative import is_phatic, is_task
+from .standing_parts import is_life_change, join_fragments, lasting_clauses
 
 STANDING_CONFIDENCE = 0.42
 """Between a mention (0.4) and the verbatim fallback (0.45): the sentence is kept, not understood."""
@@ -50,12 +51,24 @@ _FIRST_EN = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|us|o
 _FIRST_ZH = re.compile(r"我|咱")
 _WISH = re.compile(r"from now on|going forward|in (?:the )?future|always|every time|each time|\bplease\b|以后|今后|"
                    r"从现在起|每次|一律|总是|^请", _I)
-_ANSWERING = re.compile(r"\b(?:answer|repl(?:y|ies)|respon(?:d|se|ses))\b|回答|回复|答复", _I)
+_ANSWERING = re.compile(r"\b(?:answers?|repl(?:y|ies)|respon(?:d|se|ses))\b|回答|回复|答复", _I)
 _ZH_QUESTION = re.compile(r"(?:吗|呢|么|啥|什么|怎么|哪儿|哪里|多少)\s*[~～。!！]*$")
 _NAMED = re.compile(r"(?<=\s)[A-Z][\w'-]+|\d|[一二三四五六七八九十百千万两半]+(?:岁|个?月|年|万|千|块|元|分钟|小时|点|号|天|周)|"
                     r"周[一二三四五六日末]|星期.")
+_WHEN = re.compile(r"[一二三四五六七八九十两半\d]+[点号]|周[一二三四五六日末]|星期.|早上|上午|中午|下午|晚上|"
+                   r"\b\d{1,2}(?::\d\d)? ?(?:am|pm)\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b", _I)
+"""A time or a day: what a changed schedule names that its notes may not."""
+_PLACE_ATTRIBUTES = frozenset({"location", "hometown"})
+"""A note of where the user lives or comes from: the turn's home is noted."""
+_LASTING = re.compile(r"\b(?:for (?:\w+ )?years|since|always|every|never|rules?|chronic)\b|好几年|多年|"
+                      r"[\d一二三四五六七八九十几两]+年了|一直|常年|长期|每(?:天|周|个月|年)|从不|规定|不许|不准", _I)
+"""A fact said to last: a condition for years, a habit every week, a rule that always holds."""
 _OTHERS_ZH = re.compile(r"^(?:他|她|它|他们|她们|它们|人家|别人|大家)")
 """A Chinese statement that opens on another person speaks of their life, not the user's."""
+_OTHERS_EN = re.compile(r"^(?:he|she|they|it|this|that|these|those|his|her|their|its|you|your|there|here)\b", _I)
+_SUBJECTLESS_DOMAINS = frozenset({"home", "family", "pets", "travel"})
+"""Where an English statement with no first-person word is still the user's own: where they live, who they
+live with, where they are going (the pronoun is the first word chat drops: "booked flights!! Osaka, …")."""
 _LEAD_TRIM = re.compile(r"^(?:ok|okay|so|well|oh|lol|haha|yep|yeah|hmm|btw|anyway|guess what)[,!. ]+", _I)
 
 
@@ -70,18 +83,30 @@ def standing_notes(text: str, drafts: list[Draft]) -> list[Draft]:
     it are ("how early should I order the cake? My daughter Mila turns 6 in two weeks")."""
     if _PASTED.search(text) or len(text) > MAX_TURN_CHARS:
         return []
-    split = sentences(text)
+    split = lasting_clauses(join_fragments(sentences(text)))
     known = {t for d in drafts for t in terms(d.content)}
+    facts = {t for d in drafts if not d.content.startswith(MENTION_PREFIX) for t in terms(d.content)}
+    covered = {name for d in drafts for name in domains_of(d.content)} | GENERIC_DOMAINS
+    if any(d.attribute in _PLACE_ATTRIBUTES for d in drafts):
+        covered.add("home")
     understood = any(not d.content.startswith(MENTION_PREFIX) for d in drafts)
     out: list[Draft] = []
     for sentence, is_question in split:
         body = _LEAD_TRIM.sub("", sentence.strip()).strip()
         task = is_task(strip_lead(body)) or is_request(strip_lead(body))
+        if task and body.rstrip().endswith(":") or task and ": " in body:
+            break  # what follows "Summarize:" or "Translate this:" is the material, not the user's life
         if not body or not _qualifies(body, is_question, task):
             continue
         own = set(terms(body))
-        names = {t for e in entities_in(body, prose=True) for t in terms(e)}
-        if not own or names <= known and (understood or len(own & known) / len(own) >= COVERED_SHARE):
+        seen = facts if is_life_change(body) else known  # a mention does not hold a change of job or home
+        names = {t for e in [*entities_in(body, prose=True), *_WHEN.findall(body)] for t in terms(e)}
+        wish = _is_answer_wish(body)  # the notes of a wish rarely hold its words: kept unless mostly covered
+        # a lasting fact of a domain the notes miss ("我妈今年72了，糖尿病好几年" noted only as the age)
+        missed = domains_of(body) - covered  # where the user lives now is news whenever it is said
+        new_domain = bool(missed) and ("home" in missed or bool(_LASTING.search(body)))
+        if not own or names <= seen and (understood and not (wish or new_domain)
+                                         or len(own & seen) / len(own) >= COVERED_SHARE):
             continue
         known |= own
         chinese = bool(CJK.search(body))
@@ -93,11 +118,15 @@ def standing_notes(text: str, drafts: list[Draft]) -> list[Draft]:
     return out
 
 
+def _is_answer_wish(body: str) -> bool:
+    return bool(_WISH.search(body) and _ANSWERING.search(body))
+
+
 def _qualifies(body: str, is_question: bool, task: bool) -> bool:
-    if _WISH.search(body) and _ANSWERING.search(body):
+    if _is_answer_wish(body):
         return True
     if task or is_question or _ZH_QUESTION.search(body) or is_hypothetical(body) or is_sarcastic(body) \
-            or is_momentary(body):
+            or is_momentary(body) and not is_life_change(body):
         return False
     if is_phatic(body) or _ADDRESSED.search(body) or _PRONOUN_SUBJECT.match(body):
         return False
@@ -109,4 +138,7 @@ def _qualifies(body: str, is_question: bool, task: bool) -> bool:
     specific = bool(found - GENERIC_DOMAINS) or ("schedule" in found and named)
     if chinese:  # a Chinese statement often leaves its subject (the user) unsaid
         return specific and not (_OTHERS_ZH.match(body) and not _FIRST_ZH.search(body))
-    return bool(_FIRST_EN.search(body)) and (specific or named)
+    if _FIRST_EN.search(body):
+        return specific or named
+    # chat drops the subject ("New place is in Ballard, Seattle"): a named fact of a standing life domain
+    return named and bool(stated_domains(body) & _SUBJECTLESS_DOMAINS) and not _OTHERS_EN.match(body)

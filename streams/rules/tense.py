@@ -38,7 +38,7 @@ _SEASON = r"(?:spring|summer|autumn|fall|winter)"
 _WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _EN_FUTURE = re.compile(
     rf"\b(?:next\s+(?:week|month|year|term|semester|quarter|{_SEASON}|{_WEEKDAY})|(?:in|from|starting|this coming)\s+{_SEASON}|in\s+(?:a|two|three|a few|a couple of|\d+)\s+(?:weeks?|months?|years?)|"
-    rf"soon|(?:'ll|will)\s+be\s+\w+ing|(?:is|are|'m|am)\s+(?:about|going|set|due)\s+to|later this year|"
+    rf"soon|(?:'ll|will)\s+be\s+\w+ing|(?:'m|am|is|are|'re)\s+\w+ing\b.*\bin\s+the\s+{_SEASON}|(?:is|are|'m|am)\s+(?:about|going|set|due)\s+to|later this year|"
     rf"after (?:the )?(?:summer|holidays|new year)|(?:at|by|before|from)\s+the\s+(?:end|start|beginning)\s+of\s+"
     rf"(?:the|this|next)\s+(?:year|month|term|semester|quarter|summer))\b",
     _I,

@@ -17,7 +17,8 @@ from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, first_draft, entities_in, sentences, squeeze_cjk, topic_of, zh_object
 from .degree import zh_graded
-from .clauses import is_self_intro, learns_how, zh_possessed_place, zh_without_still
+from .clauses import (ZH_EMPLOYER_KIND, is_self_intro, learns_how, zh_emphatic_shi, zh_employer_kind,
+                      zh_telegraphic, zh_possessed_place, zh_without_still)
 from .quantities import zh_duration, zh_measured, zh_role_duration
 from .tense import planned, zh_deadline, zh_timed
 from .mood import is_hypothetical, is_momentary, is_sarcastic
@@ -27,6 +28,8 @@ _LEAD = re.compile(
     r"说实话|实际上|老实说|总之|话说|那么|就是|顺便说一下|顺便)[,，]?)+"
 )
 _SELF = re.compile(r"^(?:我们|我|本人|俺)")
+_PARTICLE_END = re.compile(r"(?<=[\u4e00-\u9fff])(?:哈|哈哈|啊|呀|哦|啦|嘛|哟|噢|喔|捏|哇)+$")
+"""A sentence-final particle ("我芒果过敏哈") adds tone, not content."""
 _TIME_SELF = re.compile(
     r"^(?P<t>最近|现在|目前|今年|明年|去年|前天|昨天|昨晚|今天|今早|明天|前几天|几天前|[一二三四五六七八九十两\d]+(?:天|周|个月|年)前|"
     r"(?:上|下|这)(?:个)?(?:周末|星期|礼拜|周|月)|周末|平时|刚才|刚刚)(?:我们|我)"
@@ -54,7 +57,7 @@ _CONTINUES = re.compile(
 _JOB_CHANGE = re.compile(r"跳槽|离职|换工作|换了工作|入职|跳到|去了")
 _CLAUSE_SPLIT = re.compile(r"[,;，；：]+|(?<!\d):(?!\d)|(?<=[\u4e00-\u9fff]):|(?=但是|不过|可是)")
 _QUESTION = re.compile(
-    r"(?:吗|么|呢|不)$|什么|怎么|如何|为什么|为啥|哪里|哪儿|哪个|哪些|多少|是否|能不能|可不可以|是不是|有没有|要不要"
+    r"(?:吗|么|呢|不)$|什么|(?<!不)怎么|如何|为什么|为啥|哪里|哪儿|哪个|哪些|多少|是否|能不能|可不可以|是不是|有没有|要不要"
 )
 _ADV = r"(?:现在|目前|最近|已经|还是|依然|仍然|照样|也|还|都|一直|正在|今年|去年|前年|上个月|上周|刚刚|刚|平时|其实|真的|本来|原来|从小|一向|向来|就)*"
 _NOT_FACT = re.compile(
@@ -147,7 +150,10 @@ def _grew_up(m: re.Match[str]) -> Draft | None:
     return Draft(T.USER_FACT, f"用户来自{place}", 0.8, "hometown", None, False, (place,)) if place else None
 
 
-_NOT_PLACE = tuple("学做看写想用忙准备上读开考找吃玩家这那听打等")
+_NOT_PLACE = (*"学做看写想用忙准备读考找吃玩这那听打等适睡练赶排整收弄修改纠犹减戒养追努", "上班", "上学", "上课", "上网",
+              "开会", "开车", "家里", "家")
+"""First characters of a verb, verbs and pointers that follow 在 without a place ("在上班", "在家", "还在适应",
+"在练琴"); 上海 and 开封 are places."""
 
 
 def _here(m: re.Match[str]) -> Draft | None:
@@ -225,7 +231,9 @@ def _cannot(m: re.Match[str]) -> Draft | None:
 
 
 def _allergy(m: re.Match[str]) -> Draft | None:
-    obj = _v(m)
+    obj = _v(m) or _v(m, "v2")
+    if not obj:
+        return None
     return Draft(T.USER_CONSTRAINT, f"用户对{obj}过敏", 0.9, None, topic_of(obj), True, entities_in(obj))
 
 
@@ -316,14 +324,18 @@ _JOB = (
     r"|(?i:[a-z+#.\- ]*(?:engineer|developer|scientist|designer|manager|analyst|programmer|architect|consultant)))"
 )
 _NUM = r"(?:\d{1,3}|[一二三四五六七八九十两]{1,3})"
+_BARE_JOB = re.compile(rf"^(?:一名|一个|一位)?(?P<v>(?:退休)?[^,，。是的学]{{0,6}}?{_JOB})$")
 _TIME = r"(?:\d{1,2}点|[早晚]上|上午|下午|中午|凌晨|周末|工作日|周[一二三四五六日天]|星期[一二三四五六日天]|每天|白天|夜里)"
 
+_LEISURE = r"(?:周末|晚上|业余时间|业余|空闲时|有空的?时候|有空|闲下来|下班后|放假)(?:的时候)?(?:也|都|就)?"
+"""When a liking is indulged ("周末喜欢打羽毛球") does not make it less of a preference."""
 # Rules on the clause body after the subject; `fp` = needs the user to be the subject.
 _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(r"^(?:以后|你可以|可以|就)?叫我(?P<v>[^,，。]{1,12})$"), _name),
     (re.compile(r"^(?:的)?(?:名字|姓名|全名)(?:是|叫)(?P<v>.{1,12})$"), _name),
     (re.compile(r"^叫(?P<v>[^,，。]{1,12})$"), _name),
-    (re.compile(rf"^(?:今年|已经|现在|快)?(?P<v>{_NUM})(?:周)?岁"), _age),
+    (re.compile(r"^是\s*(?:来自[^,，。的]{2,6}的)?(?P<v>[A-Z][a-z]{1,14}(?:\s[A-Z][a-z]{1,14})?|(?!老师|老板|老总|老大|老人|老乡|小孩|小学|小白)[老小阿][\u4e00-\u9fff])$"), _name),  # "我是 Kevin": a Latin given name
+    (re.compile(rf"^(?:是)?(?:今年|已经|现在|快)?(?P<v>{_NUM})(?:周)?岁"), _age),
     (re.compile(rf"^今年(?P<v>{_NUM})(?:了)?$"), _age),
     (re.compile(r"^是(?:一个|一名|个)?(?P<v>男生|女生|男的|女的|男性|女性|男人|女人|男孩|女孩)$"), _gender),
     (re.compile(rf"^{_ADV}(?:是|做|当|从事)(?:一名|一个|一位|个|名|位)?(?P<v>[^,，。]{{0,16}}?{_JOB})(?:的)?(?:工作)?$"), _occupation),
@@ -334,6 +346,7 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(rf"^{_ADV}(?P<when>以前|原来|之前|曾经|过去)(?:很|非常|特别|挺|比较)*(?P<verb>喜欢|爱|热爱|偏好)(?P<v>[^,，。]{{1,24}})$"), _used_to),
     (re.compile(rf"^{_ADV}(?:上|值|倒|轮|做)?(?P<v>夜班|白班|早班|晚班|中班|倒班|轮班)"), _shift),
     (re.compile(rf"^{_ADV}(?:转做|转行做|转行当|改行当|改行做|改做|转岗做|转岗到|转行成|转型做)(?:了)?(?P<v>[^,，。]{{2,16}})$"), _new_role),
+    (ZH_EMPLOYER_KIND, zh_employer_kind),
     (re.compile(rf"^{_ADV}在(?P<p>[^,，。]{{1,12}}?)(?:做|当|担任)(?:一名|一个|个|名)?(?P<v>[^,，。]{{0,12}}?{_JOB})(?:的)?(?:工作)?$"), _role_at),
     (re.compile(rf"^{_ADV}在(?P<v>[^,，。]{{1,16}}?)(?:工作|上班|任职|实习)$"), _workplace),
     (re.compile(rf"^{_ADV}在(?P<v>[^,，。]{{1,10}}?)(?:定居|生活|住|安家)(?:了)?$"), _settled),
@@ -344,18 +357,18 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(r"^(?:来自|是)(?P<v>[^,，。个一]{1,8})人$"), _hometown),
     (re.compile(r"^(?:的)?(?:老家|家乡)(?:在|是)(?P<v>[^,，。]{1,12})$"), _hometown),
     (re.compile(r"^(?P<how>毕业于|在)(?P<v>[^,，。]{1,16}?(?:大学|学院|学校|中学))(?:读书|上学|读研|读博|念书|毕业)?$"), _education),
-    (re.compile(r"^对(?P<v>[^,，。]{1,12})过敏$"), _allergy),
+    (re.compile(r"^对(?P<v>[^,，。]{1,12})过敏$|^(?!有点|有些|比较|特别|非常|很|挺|轻微|严重|稍微|也|还|都)(?P<v2>[\u4e00-\u9fff]{1,6})过敏$"), _allergy),
     (re.compile(rf"^{_ADV}(?P<neg>不再|不太|不怎么|不是很|一点也不|一点都不|不|没那么)(?P<verb>喜欢|爱|喜爱|偏好|习惯)(?P<v>[^,，。]{{1,24}})$"), _dislike),
     (re.compile(rf"^{_ADV}(?P<neg>讨厌|厌恶|受不了|反感|烦|害怕|怕)(?P<verb>)(?P<v>[^,，。]{{1,24}})$"), _dislike),
     (re.compile(rf"^{_ADV}(?P<neg>不能|没法|无法)(?P<verb>吃|喝|碰|用|熬夜)(?P<v>[^,，。]{{0,16}})$"), _cannot),
     (re.compile(rf"^{_ADV}(?P<neg>不|从不|从来不|不再|很少)(?P<verb>吃|喝|抽|碰|用|看|玩)(?P<v>[^,，。]{{1,16}})$"), _dislike),
-    (re.compile(rf"^{_ADV}(?:很|非常|特别|比较|最|挺|超级|超|更)*(?P<verb>喜欢|热爱|偏好|偏爱|喜爱|爱吃|爱喝|爱玩|爱看|爱|迷上了|擅长|习惯)(?P<v>[^,，。]{{1,24}})$"), _like),
+    (re.compile(rf"^{_ADV}(?:{_LEISURE})?(?:很|非常|特别|比较|最|挺|超级|超|更)*(?P<verb>喜欢|热爱|偏好|偏爱|喜爱|爱吃|爱喝|爱玩|爱看|爱|迷上了|擅长|习惯)(?P<v>[^,，。]{{1,24}})$"), _like),
     (re.compile(r"^(?:的)?(?:目前的|现在的|长期|最大的)?(?:目标|梦想|理想)(?:是|就是)(?P<v>.{2,30})$"), _main_goal),
     (re.compile(r"^(?:(?:也|还|真的)?(?:希望|想要|想让|要|需要|请))?你?(?:们)?(?P<when>以后|今后|之后|往后|每次|始终|一直|永远)(?P<what>.{2,30})$"), _standing_wish),
     (re.compile(rf"^[^,，。]{{0,12}}?{_TIME}[^,，。]{{0,12}}?(?:有时间|有空|没时间|没空|才有空|才能|才行|能学习|可以学习|能学)[^,，。]{{0,12}}$"), _availability),
     (re.compile(r"预算(?P<how>是|为|在|有|只有|控制在|不超过|大概|大约|最多)(?P<v>[^,，。]{1,20})$"), _budget),
     (re.compile(r"预算(?P<how>)(?P<v>\d[^,，。]{0,19})$"), _budget),
-    (re.compile(rf"^(?P<adv>{_ADV})(?P<verb>准备|打算|计划|想要|希望|决定|正在准备|在准备|正在学|在学|想学|想去|想转|想换|立志|想先|想再|想多|想把|需要|还要|要先)(?P<v>[^,，。]{{2,30}})$"), _goal),
+    (re.compile(rf"^(?P<adv>{_ADV})(?P<verb>准备|打算|计划|想要|希望|决定|正在准备|在准备|正在学|在学|在备考|备考|想学|想去|想转|想换|立志|想先|想再|想多|想把|需要|还要|要先)(?P<v>[^,，。]{{2,30}})$"), _goal),
     (re.compile(rf"^{_ADV}(?P<verb>只能|只会|只用|只想|必须|一定要|不能|不可以|不想|不允许|没法|无法)(?P<v>[^,，。]{{2,24}})$"), _must),
     (re.compile(r"^的(?P<k>[^,，。是]{1,8}?)(?P<is>是|叫|为)(?P<v>[^,，。]{1,30})$"), _my_thing),
     (re.compile(rf"^{_ADV}在(?P<v>[\u4e00-\u9fff]{{2,5}})$"), _here),
@@ -391,7 +404,7 @@ def user_drafts(text: str, leftovers: list[str], carried: bool = False) -> list[
     "离职") makes a bare "现在在X" the new employer.
     """
     out: list[Draft] = []
-    explicit_self = carried
+    explicit_self: bool | None = carried
     job_change = bool(_JOB_CHANGE.search(text))
     text = re.sub(r"(对(?:我|我们)(?:来说|而言))[,，]\s*", r"\1", text)
     for sentence, is_question in sentences(_NOT_BUT.sub(r"\1\2", squeeze_cjk(text))):
@@ -401,15 +414,23 @@ def user_drafts(text: str, leftovers: list[str], carried: bool = False) -> list[
         if is_question or _QUESTION.search(clauses[-1] if clauses else ""):
             clauses = clauses[:-1]
         momentary = is_momentary(sentence)
+        explicit_self = bool(explicit_self)  # someone else's subject does not reach into the next sentence
         for clause in clauses:
             explicit_self = _clause(clause, explicit_self, out, leftovers, momentary, job_change)
     return out
 
 
-def _clause(clause: str, carried: bool, out: list[Draft], leftovers: list[str], momentary: bool,
-            job_change: bool) -> bool:
-    """Handle one clause; returns whether the user is (still) the explicit subject."""
-    body = zh_without_still(_LEAD.sub("", clause))
+def _clause(clause: str, carried: bool | None, out: list[Draft], leftovers: list[str], momentary: bool,
+            job_change: bool) -> bool | None:
+    """Handle one clause; returns whether the user is (still) the explicit subject, None when someone else is.
+
+    Mechanism (subject carried to a dropped subject): a clause without a subject of its own that continues
+    ("我同事今年刚满30，在学法语") is about whoever the clause before was about, the colleague here.
+    """
+    body = zh_without_still(_LEAD.sub("", _PARTICLE_END.sub("", clause)))
+    if carried is None and not (_SELF.match(body) or _TIME_SELF.match(body) or _OTHER_SUBJECT.match(body)) \
+            and (_CONTINUES.match(body) or _STATIVE.match(body) or body.startswith(("刚", "在"))):
+        return None
     if is_self_intro(body) and not _SELF.match(body):
         return True
     value = _VALUE.match(body) if "对我" in body else None
@@ -423,15 +444,15 @@ def _clause(clause: str, carried: bool, out: list[Draft], leftovers: list[str], 
         body = body[topic.end():]
     subject = _SELF.match(body) or _TIME_SELF.match(body)
     if subject is not None:
-        body = (subject.groupdict().get("t") or "") + body[subject.end():]
+        body = zh_emphatic_shi((subject.groupdict().get("t") or "") + body[subject.end():])
         relative = _RELATIVE.match(body)
         if relative is not None:
             _relative(relative, out)
-            return False
+            return None
         if _SOMEONE.match(body):
-            return False
+            return None
     elif _OTHER_SUBJECT.match(body) and not body.startswith(("你以后", "你们以后", "你今后")):
-        return False
+        return None if not body.startswith(("你", "您")) else False
     if not body or _QUESTION.search(body) and not learns_how(body) or _FOLLOW_UP.search(body):
         return subject is not None or carried
     drafts = zh_timed(body, _graded) or _employer(body, job_change) or zh_deadline(body)
@@ -441,6 +462,9 @@ def _clause(clause: str, carried: bool, out: list[Draft], leftovers: list[str], 
     measured = (zh_measured(body) or zh_duration(body)) if not drafts and subject is None and carried else None
     if measured is not None:
         drafts = (measured,)
+    bare = zh_telegraphic(body, _BARE_JOB) if not drafts and subject is None and carried else None
+    if bare is not None:
+        drafts = (bare,)
     place = zh_possessed_place(body) if not drafts and subject is None and carried else None
     if place is not None:
         drafts = (Draft(T.USER_FACT, place, 0.7, None, None, False, entities_in(place)),)

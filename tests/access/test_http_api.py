@@ -375,5 +375,14 @@ def test_the_profile_lists_the_standing_entries_and_a_new_user_has_none(deployme
     peanuts = next(e for c, e in entries.items() if "peanut" in c)
     assert "food" in peanuts["domains"] and peanuts["sensitive"] == [] and peanuts["memory_id"]
     assert any(e["sensitive"] == ["mental"] for e in entries.values())
+    assert body["version"] >= 1  # the versioned profile document
+    scope = {"tenant": d.tenant_a, "user": user}
+    d.as_a().post(f"/v1/memories/{peanuts['memory_id']}/pin", json=scope).raise_for_status()
+    pinned = d.as_a().get("/v1/profile", params=scope).json()
+    assert pinned["version"] == body["version"] + 1 and pinned["entries"][0]["pinned"]
+    d.as_a().delete(f"/v1/memories/{peanuts['memory_id']}", params=scope).raise_for_status()
+    forgotten = d.as_a().get("/v1/profile", params=scope).json()
+    assert forgotten["version"] == pinned["version"] + 1
+    assert peanuts["memory_id"] not in {e["memory_id"] for e in forgotten["entries"]}
     stranger = d.as_a().get("/v1/profile", params={"tenant": d.tenant_a, "user": new_id("user")}).json()
-    assert stranger["entries"] == [] and stranger["user_known"] is False
+    assert stranger["entries"] == [] and stranger["user_known"] is False and stranger["version"] == 0

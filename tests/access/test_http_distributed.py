@@ -34,6 +34,7 @@ from .test_http_api import (  # noqa: F401  (collected here, run on the distribu
     test_reads_of_one_named_thing_say_it_does_not_exist,
     test_recall_assembles_the_context_and_logs_the_observation,
     test_search_is_normal_for_a_new_session_and_a_new_user,
+    test_the_profile_lists_the_standing_entries_and_a_new_user_has_none,
     test_the_recall_deadline_is_end_to_end,
 )
 

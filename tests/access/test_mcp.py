@@ -97,6 +97,7 @@ def test_every_tool_works_over_streamable_http(deployment: Deployment) -> None:
         profile = await call(session, "memory_profile", tenant=ids["tenant"], user=ids["user"])
         assert {e["content"] for e in profile["entries"]} == {"User prefers green tea", "User lives in Porto"}
         assert profile["user_known"] and all(e["memory_id"] and "domains" in e for e in profile["entries"])
+        assert profile["version"] >= 1
         recalled = await call(session, "memory_recall", **ids, agent="assistant", question="Which tea do I like?")
         assert recalled["injected"] and "User prefers green tea" in recalled["context"]
         rated = await call(session, "memory_feedback", tenant=ids["tenant"], user=ids["user"],

@@ -24,7 +24,7 @@ class CommittedStore:
     transaction (announced to the snapshots), each read on the reader's own connection and snapshots."""
 
     WRITES = frozenset({"upsert_memory", "delete_memory", "upsert_summary", "upsert_card", "add_turn",
-                        "forget_context", "clear"})
+                        "forget_context", "clear", "put_profile"})
 
     def __init__(self, path: Path) -> None:
         from engram.projections.embedded_reader import EmbeddedReader

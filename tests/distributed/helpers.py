@@ -16,7 +16,7 @@ from engram.schemas.inputs import summary_request_for, to_turn_event
 from engram.streams.harness import Harness
 from tests.generators import T0, conversations
 
-DERIVED = (t.AUDIT, t.CANDIDATES, t.MEMORY_CHANGES, t.SUMMARIES, t.DEAD_LETTERS, t.LLM_CALLS)
+DERIVED = (t.AUDIT, t.CANDIDATES, t.MEMORY_CHANGES, t.PROFILES, t.SUMMARIES, t.DEAD_LETTERS, t.LLM_CALLS)
 
 
 def edge_events(seed: int, turns: int, users: int = 3, every: int = 7) -> list[Event]:

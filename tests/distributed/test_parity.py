@@ -42,3 +42,4 @@ def test_kafka_workers_derive_exactly_what_the_embedded_runtime_derives(cluster:
     assert _latest_summaries(embedded) == _latest_summaries(kafka)
     assert sum(1 for e in kafka.values() if e.type == "MemoryChanged") > 100
     assert any(e.type == "SummarySnapshotted" for e in kafka.values())
+    assert any(e.type == "ProfileChanged" for e in kafka.values())  # the profile stage runs on the workers too

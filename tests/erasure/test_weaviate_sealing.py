@@ -19,6 +19,7 @@ from engram.projections.weaviate_schema import COLLECTIONS, TURNS
 from engram.projections.weaviate_store import WeaviateStore
 from engram.schemas.events import SummarySnapshotted
 from engram.schemas.memory import GlobalCard, MemoryRecord, MemoryType, SummarySections
+from engram.schemas.profile import ProfileDocument, ProfileItem
 
 pytestmark = pytest.mark.weaviate
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -61,7 +62,14 @@ def _write(store: WeaviateStore, user: str, canary: str) -> None:
     store.add_turn("t", user, RecentTurn("s", f"msg-{user}", "user", f"my secret is {canary}", T0, 0))
     store.upsert_summary("t", user, _summary(user, canary))
     store.upsert_card("t", user, _card(user, canary))
+    store.put_profile("t", user, _profile(user))
     store.flush()
+
+
+def _profile(user: str) -> ProfileDocument:
+    return ProfileDocument(tenant_id="t", user_id=user, version=1, revision=1,
+                           entries=(ProfileItem(memory_id=f"m-{user}", slot="user_preference", domains=("food",),
+                                                sensitive=("mental",)),))
 
 
 def _raw(store: WeaviateStore) -> str:
@@ -86,6 +94,7 @@ def test_text_is_sealed_in_weaviate_and_reads_back(sealed: tuple[WeaviateStore, 
     assert store.recorded_turns("t", [("a", "s", "msg-a")]) == {("a", "s", "msg-a"): ("user", f"my secret is {CANARY_A}")}
     assert store.latest_summary("t", "a", "s") == _summary("a", CANARY_A)
     assert store.list_cards("t", "a") == [_card("a", CANARY_A)]
+    assert store.profile_document("t", "a") == _profile("a") and '"mental"' not in raw  # labels sealed too
     hits = store.search_memories("t", "a", f"{CANARY_A} tea", EMBED.embed_one(f"{CANARY_A} tea"), 5)
     assert [h.record.memory_id for h in hits] == ["m-a"] and hits[0].keyword_score > 0
 
@@ -115,12 +124,13 @@ def test_a_destroyed_key_makes_the_owners_objects_read_as_gone(sealed: tuple[Wea
     assert store.recorded_turns("t", [("a", "s", "msg-a")]) == {}
     assert store.latest_summary("t", "a", "s") is None
     assert store.list_cards("t", "a") == []
+    assert store.profile_document("t", "a") is None and store.profile_document("t", "b") == _profile("b")
     # B is untouched, and the state hash (left without A's objects) is computed without error
     assert store.get_memory("t", "b", "m-b") == _memory("b", CANARY_B)
     assert [t.content for t in store.recent_turns("t", "b", "s", 5)] == [f"my secret is {CANARY_B}"]
     assert store.list_cards("t", "b") == [_card("b", CANARY_B)]
     assert store.state_hash() != before
-    memories, summaries, cards, turns, _sessions = store.canonical_sections()
+    memories, summaries, cards, turns, _sessions, _profiles = store.canonical_sections()
     for section in (memories, summaries, cards, turns):  # A's objects are left out, B's are opened
         assert {row[1] for row in section} == {"b"} and CANARY_B in str(section)
 
