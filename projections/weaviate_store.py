@@ -22,7 +22,8 @@ key is gone reads as absent.
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
+import time
+from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -98,6 +99,8 @@ class WeaviateStore:
         self.last_turns: OrderedDict[tuple[str, str, str], RecentTurn] = OrderedDict()
         """The latest turn written of each recent session: what the next turn answers (`weaviate_turns`)."""
         self.read_pool = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="engram-weaviate-read")
+        self.write_stats: Counter[str] = Counter()
+        """Flushes, objects written and milliseconds spent (the projector logs them)."""
         """Reads are network round trips: the search's two halves, and RecallService's independent
         reads, overlap on this pool (the client is thread-safe); it lives as long as the connection."""
         self.ensure_collections()
@@ -414,9 +417,14 @@ class WeaviateStore:
         self._memories.clear()
         self._other.clear()
         self._pending_profiles.clear()
+        start = time.perf_counter()
         newer = {key: self._newer(*key, items) for key, items in rows.items()}
         groups = [(self._tenant(*key), items) for key, items in newer.items() if items]
         rejected = insert_batch(groups, WRITE_CHUNK)
+        self.write_stats.update(writes=1, objects=sum(map(len, rows.values())),
+                                memories=sum(len(items) for (collection, _t), items in rows.items()
+                                             if collection == MEMORIES),
+                                ms=round(1000 * (time.perf_counter() - start)))
         if rejected:
             raise RuntimeError(f"weaviate rejected {len(rejected)} objects: {rejected[0][0]}: {rejected[0][1]}")
         if len(self._markers_written) > MAX_MARKERS:
