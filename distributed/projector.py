@@ -9,17 +9,18 @@ table to hold. Commit order, per batch (at-least-once):
 2. apply the batch to the current-memory projector and flush Weaviate
    (version-guarded upserts keyed by uuid5: a redelivered or older event
    changes nothing);
-3. when caught up (a poll returns nothing) and at least `analytics_gap`
-   seconds after the last insert started, else every `analytics_interval`
-   seconds, insert the buffered events into ClickHouse (rows deduplicated by
-   event id; on a background thread while the next batches go to Weaviate),
-   and once that insert has finished, commit the offsets of the records it
-   covered (at the loop's first turn after it: the loop never waits for
-   ClickHouse, so a Weaviate write is never held behind an insert). The gap
-   matters: a poll of `--batch-within` seconds finds nothing
-   many times a second, and each chDB insert costs about as much CPU as a
+3. every `analytics_interval` seconds, or once the stream has been quiet
+   (no record) for `analytics_quiet` seconds, insert the buffered events into
+   ClickHouse (rows deduplicated by event id; on a background thread while
+   the next batches go to Weaviate), and once that insert has finished,
+   commit the offsets it covered (at the loop's first turn after it:
+   the loop never waits for ClickHouse, so a Weaviate write is never held
+   behind an insert). Quiet, not merely an empty poll: a poll of
+   `--batch-within` seconds finds nothing many times a second even at a
+   steady 30 turns/s, and each chDB insert costs about as much CPU as a
    few hundred events' rows (26 ms a batch, measured: 1.15 CPU-s per 1,000
-   turns in batches of 85 events, 0.16 in batches of 2,000).
+   turns in batches of 85 events, 0.16 in batches of 2,000). ClickHouse is
+   the analytics sink, never on the path to recall.
 
 A crash anywhere replays from the last commit; both projections are
 idempotent, so a replay only rewrites what is already there. The position of
@@ -60,10 +61,13 @@ log = logging.getLogger("engram.distributed.projector")
 
 PROJECTOR_ROLE = "projectors"
 RETRIES = 5
+STATS_INTERVAL = 10.0
+"""Seconds between two log lines of the projector's counters."""
 COMMIT_RETRY = RetryPolicy(deadline=30.0)
 """A commit retries transient errors this long; then its offsets wait for the next commit."""
-ANALYTICS_GAP = 0.5
-"""Caught up, the next ClickHouse insert (and commit) waits this long after the last one (`analytics_gap`)."""
+ANALYTICS_QUIET = 0.25
+"""A stream without a record this long is quiet: the buffered events go to ClickHouse (and the offsets are
+committed) without waiting out the interval, so a caller waiting for its records sees them soon."""
 
 
 @dataclass(frozen=True)
@@ -83,9 +87,10 @@ class ProjectorSettings:
     instance_id: str | None = None
 
     @property
-    def analytics_gap(self) -> float:
-        """Seconds between two ClickHouse inserts when caught up: half the interval, at most `ANALYTICS_GAP`."""
-        return min(ANALYTICS_GAP, self.analytics_interval / 2)
+    def analytics_quiet(self) -> float:
+        """Seconds without a record after which the stream counts as quiet: `ANALYTICS_QUIET`, at most half
+        the interval."""
+        return min(ANALYTICS_QUIET, self.analytics_interval / 2)
 
     @property
     def group(self) -> str:
@@ -192,12 +197,12 @@ def with_backoff(step: Callable[[], T], what: str, on_failure: Callable[[], None
     raise AssertionError("unreachable")
 
 
-def insert_due(settings: ProjectorSettings, since: float, events: int, idle: bool, final: bool) -> bool:
-    """Whether the buffered events go to ClickHouse now, `since` seconds after the last insert started:
-    at the end, when `analytics_interval` passed or `analytics_max_events` are buffered, or, caught up
-    (`idle`), once `analytics_gap` passed."""
+def insert_due(settings: ProjectorSettings, since: float, events: int, quiet: float, final: bool) -> bool:
+    """Whether the buffered events go to ClickHouse now, `since` seconds after the last insert started and
+    `quiet` seconds after the last record arrived: at the end, when `analytics_interval` passed or
+    `analytics_max_events` are buffered, or once the stream is quiet (and the last insert as long ago)."""
     return (final or events >= settings.analytics_max_events or since >= settings.analytics_interval
-            or (idle and since >= settings.analytics_gap))
+            or min(quiet, since) >= settings.analytics_quiet)
 
 
 def _assignment(consumer: Consumer) -> list[TopicPartition]:
@@ -230,7 +235,7 @@ class ProjectorLoop:
         self._uncommitted: Offsets = {}
         self._inflight: tuple[Future[int], Offsets] | None = None
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="engram-analytics")
-        self._last_analytics = time.monotonic()
+        self._last_analytics = self._last_stats = self._last_record = time.monotonic()
 
     def stop(self) -> None:
         self._stop.set()
@@ -265,6 +270,7 @@ class ProjectorLoop:
         events: list[Event] = []
         offsets: Offsets = {}
         traced = self._trace(messages, "consumed")
+        start = time.perf_counter()
         for msg in messages:
             topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
             if msg.error() is not None or topic is None or partition is None or offset is None:
@@ -278,11 +284,23 @@ class ProjectorLoop:
             if event.type in PROJECTED_TYPES:
                 self.current.apply(event, offset)
             events.append(event)
+        applied = time.perf_counter()
         self.store.flush()
+        self.counters["apply_ms"] += round(1000 * (applied - start))
+        self.counters["write_ms"] += round(1000 * (time.perf_counter() - applied))
+        self.counters["batches"] += bool(messages)
+        self._log_stats()
         self._trace_again(traced, "written")
         self._uncommitted.update(offsets)  # only after the flush: a retried batch is applied again in full
         self._events.extend(events)
         self.counters["events"] += len(events)
+
+    def _log_stats(self) -> None:
+        now = time.monotonic()
+        if now - self._last_stats >= STATS_INTERVAL:
+            self._last_stats = now
+            log.info("projector: %s; weaviate %s", dict(sorted(self.counters.items())),
+                     dict(sorted(self.store.write_stats.items())))
 
     def _trace(self, messages: Sequence[Message], hop: str) -> dict[str, list[bytes]]:
         """Trace hop lines (`engram.distributed.trace`) of the traced records, by catalogue topic."""
@@ -308,8 +326,11 @@ class ProjectorLoop:
             if not final and not self._inflight[0].done():
                 return  # never wait for ClickHouse here: the next Weaviate batches go first
             self._finish_insert(consumer)
-        due = insert_due(self.settings, since=time.monotonic() - self._last_analytics, events=len(self._events),
-                         idle=idle, final=final)
+        now = time.monotonic()
+        if not idle:
+            self._last_record = now
+        due = insert_due(self.settings, since=now - self._last_analytics, events=len(self._events),
+                         quiet=now - self._last_record, final=final)
         if not self._uncommitted or not due:
             if idle and self.analytics is not None and self.analytics.holding:
                 self._writer.submit(self.analytics.release_if_due).result()

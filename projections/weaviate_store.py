@@ -22,10 +22,10 @@ key is gone reads as absent.
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
+import time
+from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
 from typing import Any, Literal
 
 import numpy as np
@@ -41,9 +41,11 @@ from engram.schemas.profile import ProfileDocument
 from .hybrid_index import searchable_text
 from .weaviate_batch import Item, insert as insert_batch
 from .weaviate_sealing import SealedText
-from .ports import RecentTurn, SearchHit, TurnEmbedder, TurnHit, canonical_hash, check_owner, profile_order
+from .ports import RecentTurn, SearchHit, TurnEmbedder, TurnHit, canonical_hash, check_owner
 from .weaviate_schema import CARDS, COLLECTIONS, MEMORIES, PROFILES, SESSIONS, SUMMARIES, TURNS, USERS, \
     collection_prefix, add_turn_search_text, collection_specs, object_id, tenant_name
+from .weaviate_profiles import profile_entries
+from .weaviate_reads import _fuse, _turn, _unknown_tenant, canonical_sections
 from .weaviate_turns import QueuedTurn, queue_turn, search_turns, source_turns, turn_items, withdraw_turns
 
 log = logging.getLogger("engram.weaviate")
@@ -98,6 +100,8 @@ class WeaviateStore:
         self.last_turns: OrderedDict[tuple[str, str, str], RecentTurn] = OrderedDict()
         """The latest turn written of each recent session: what the next turn answers (`weaviate_turns`)."""
         self.read_pool = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="engram-weaviate-read")
+        self.write_stats: Counter[str] = Counter()
+        """Flushes, objects written and milliseconds spent (the projector logs them)."""
         """Reads are network round trips: the search's two halves, and RecallService's independent
         reads, overlap on this pool (the client is thread-safe); it lives as long as the connection."""
         self.ensure_collections()
@@ -185,31 +189,7 @@ class WeaviateStore:
 
     def profile_entries(self, tenant: str, user: str, limit: int,
                         vector: np.ndarray | None = None) -> list[MemoryRecord]:
-        """Importance is stored, not indexed for sorting: with a `vector`, one bounded read of the entries
-        nearest it (all of them when there are no more than `limit`); without, every entry. The entries
-        are the members of the profile document (the L3 memories while the user has none yet)."""
-        document = self.profile_document(tenant, user)
-        if document is not None and not document.entries:
-            return []
-        if vector is None and document is None:
-            return sorted(self.persona_memories(tenant, user), key=profile_order)[:limit]
-        self.flush()
-        where = self._where(tenant, user, status="active", layer="L3")
-        if document is not None:
-            ids = [object_id("memory", tenant, user, m) for m in sorted(document.member_ids)]
-            where = self._wvc.query.Filter.all_of([where, self._wvc.query.Filter.by_id().contains_any(ids)])
-            if vector is None or len(ids) <= limit:
-                return sorted(self.text.records(self._all(MEMORIES, tenant, where, props=["record"])),
-                              key=profile_order)[:limit]
-        try:
-            found = self._tenant(MEMORIES, tenant).query.near_vector(
-                near_vector=np.asarray(vector).tolist(), limit=limit, filters=where,
-                return_properties=["record"]).objects
-        except Exception as exc:
-            if _unknown_tenant(exc):
-                return []
-            raise
-        return sorted(self.text.records(found), key=profile_order)
+        return profile_entries(self, tenant, user, limit, vector)
 
     def put_profile(self, tenant: str, user: str, document: ProfileDocument) -> bool:
         check_owner(tenant, user, document.tenant_id, document.user_id)
@@ -414,9 +394,14 @@ class WeaviateStore:
         self._memories.clear()
         self._other.clear()
         self._pending_profiles.clear()
+        start = time.perf_counter()
         newer = {key: self._newer(*key, items) for key, items in rows.items()}
         groups = [(self._tenant(*key), items) for key, items in newer.items() if items]
         rejected = insert_batch(groups, WRITE_CHUNK)
+        self.write_stats.update(writes=1, objects=sum(map(len, rows.values())),
+                                memories=sum(len(items) for (collection, _t), items in rows.items()
+                                             if collection == MEMORIES),
+                                ms=round(1000 * (time.perf_counter() - start)))
         if rejected:
             raise RuntimeError(f"weaviate rejected {len(rejected)} objects: {rejected[0][0]}: {rejected[0][1]}")
         if len(self._markers_written) > MAX_MARKERS:
@@ -518,71 +503,4 @@ class WeaviateStore:
         return canonical_hash(self.canonical_sections())
 
     def canonical_sections(self) -> list[list[tuple[Any, ...]]]:
-        memories = sorted(self._canonical(MEMORIES, ("memory_id", "version", "status", "record"), "record"))
-        summaries = sorted(self._canonical(SUMMARIES, ("session_id", "version", "payload"), "payload"))
-        cards = sorted(self._canonical(CARDS, ("card_id", "version", "payload"), "payload"))
-        turns = [(t, u, s, m, role, content) for t, u, s, _p, m, role, content in
-                 sorted(self._canonical(TURNS, ("session_id", "position", "message_id", "role", "content"),
-                                        "content"))]
-        sessions = sorted(self._canonical(SESSIONS, ("session_id",)))
-        profiles = sorted(self._canonical(PROFILES, ("version", "payload"), "payload"))
-        return [memories, summaries, cards, turns, sessions, profiles]
-
-    def _canonical(self, collection: str, fields: tuple[str, ...], text: str = "") -> Iterable[tuple[Any, ...]]:
-        """Each object's fields, its text opened; an object whose key is destroyed is left out."""
-        for obj in self._everything(collection):
-            p = dict(obj.properties)
-            if text:
-                opened = self.text.opened(collection, obj, text)
-                if opened is None:
-                    continue
-                p[text] = opened
-            yield (p["tenant_id"], p["user_id"], *(p[f] for f in fields))
-
-    def _everything(self, collection: str) -> Iterable[Any]:
-        coll = self._client.collections.get(self.prefix + collection)
-        for tenant in coll.tenants.get():
-            yield from coll.with_tenant(tenant).iterator()
-
-
-def _fuse(dense: list[Any], sparse: list[Any], text: SealedText) -> list[SearchHit]:
-    records: dict[str, tuple[MemoryRecord, np.ndarray | None]] = {}
-    by_uuid: dict[Any, MemoryRecord] = {}  # an object found by both searches is decoded once
-    vector_score: dict[str, float] = {}
-    keyword_score: dict[str, float] = {}
-    for obj in dense:
-        found = text.record(obj)
-        if found is None:
-            continue
-        record = by_uuid[obj.uuid] = found
-        records[record.memory_id] = (record, _vector(obj))
-        vector_score[record.memory_id] = 1.0 - float(obj.metadata.distance or 0.0)
-    top = max((float(o.metadata.score or 0.0) for o in sparse), default=0.0) or 1.0
-    for obj in sparse:
-        known = by_uuid.get(obj.uuid) or text.record(obj)
-        if known is None:
-            continue
-        record = known
-        if record.memory_id not in records:
-            records[record.memory_id] = (record, _vector(obj))
-        keyword_score[record.memory_id] = float(obj.metadata.score or 0.0) / top
-    hits = [SearchHit(rec, vector_score.get(i, 0.0), keyword_score.get(i, 0.0), vec)
-            for i, (rec, vec) in records.items()]
-    hits.sort(key=lambda h: (-(h.vector_score + h.keyword_score), h.record.memory_id))
-    return hits
-
-
-def _vector(obj: Any) -> np.ndarray | None:
-    vector = obj.vector.get("default") if isinstance(obj.vector, dict) else obj.vector
-    return np.asarray(vector, dtype=np.float32) if vector is not None else None
-
-
-def _turn(p: dict[str, Any], content: str) -> RecentTurn:
-    at = p["occurred_at"]
-    return RecentTurn(p["session_id"], p["message_id"], p["role"], content,
-                      at if isinstance(at, datetime) else datetime.fromisoformat(at), int(p["position"]))
-
-
-def _unknown_tenant(exc: Exception) -> bool:
-    text = str(exc).lower()
-    return "tenant" in text and ("not found" in text or "not exist" in text or "does not exist" in text)
+        return canonical_sections(self._client, self.prefix, self.text)

@@ -100,7 +100,7 @@ def _stored_search_text(store: WeaviateStore, queued: dict[str, QueuedTurn]) -> 
 
 def search_turns(store: WeaviateStore, tenant: str, user: str, query: str, limit: int,
                  vector: np.ndarray | None) -> list[TurnHit]:
-    from .weaviate_store import _unknown_tenant
+    from .weaviate_reads import _unknown_tenant
 
     store.flush()
     words = " ".join(store._blind(tenant, list(terms(query))))
@@ -125,7 +125,7 @@ def search_turns(store: WeaviateStore, tenant: str, user: str, query: str, limit
 
 def _fused(store: WeaviateStore, sparse: list[Any], dense: list[Any]) -> list[TurnHit]:
     """Hits of both searches, each object opened once: BM25 scaled to its best hit, cosine as it is."""
-    from .weaviate_store import _turn
+    from .weaviate_reads import _turn
 
     turns: dict[Any, RecentTurn] = {}
     keyword: dict[Any, float] = {}
@@ -145,7 +145,7 @@ def _fused(store: WeaviateStore, sparse: list[Any], dense: list[Any]) -> list[Tu
 
 
 def source_turns(store: WeaviateStore, tenant: str, user: str, keys: list[tuple[str, str]]) -> list[RecentTurn]:
-    from .weaviate_store import _turn
+    from .weaviate_reads import _turn
 
     if not keys:
         return []
@@ -166,7 +166,7 @@ def source_turns(store: WeaviateStore, tenant: str, user: str, keys: list[tuple[
 def withdraw_turns(store: WeaviateStore, tenant: str, user: str, keys: list[tuple[str, str]]) -> int:
     """The turns lose their search terms and are marked withdrawn (`source_turns` skips them); the turn
     answering one is re-indexed by its own words."""
-    from .weaviate_store import _turn
+    from .weaviate_reads import _turn
 
     store.flush()
     found = 0
@@ -188,7 +188,7 @@ def withdraw_turns(store: WeaviateStore, tenant: str, user: str, keys: list[tupl
 
 def _next_turn(store: WeaviateStore, tenant: str, user: str, turn: RecentTurn) -> tuple[Any, RecentTurn] | None:
     """The turn just after `turn` in its session (uuid and turn), unless it is withdrawn too."""
-    from .weaviate_store import _turn
+    from .weaviate_reads import _turn
 
     flt = store._wvc.query.Filter
     where = flt.all_of([store._where(tenant, user, session_id=turn.session_id),
