@@ -121,9 +121,12 @@ def pack(items: Sequence[RecalledItem], question: str, budget: int) -> Packing:
             else:
                 chosen[n] = ledger.add(item)
     shown: set[str] = set()
+    quoted = {text for item in chosen.values() for _, text in item.context_turns}
     for n, item in enumerate(items):
         if n in chosen or n in held or (item.kind in _ENTRY and item.item_id in shown):
             continue
+        if item.context_turns and all(text in quoted for _, text in item.context_turns):
+            item = without_context_turns(item)  # several notes of one turn: its words are quoted once
         twin = twins.get(n)
         release = held.pop(twin, 0) if twin is not None else 0
         ledger.held -= release
@@ -131,6 +134,7 @@ def pack(items: Sequence[RecalledItem], question: str, budget: int) -> Packing:
         if placed is not None:
             chosen[n] = placed
             shown.add(item.item_id)
+            quoted.update(text for _, text in placed.context_turns)
         elif twin is not None and release:
             held[twin] = release
             ledger.held += release

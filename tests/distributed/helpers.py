@@ -7,6 +7,7 @@ import signal
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from engram.runtime.context import default_context
 from engram.schemas import topics as t
@@ -48,8 +49,14 @@ def mismatch(expected: dict[str, Event], actual: dict[str, Event]) -> str:
     changed = sorted(k for k in set(expected) & set(actual) if to_dict(expected[k]) != to_dict(actual[k]))
     if not (missing or extra or changed):
         return ""
-    sample = [expected[k].type for k in missing[:5]], [actual[k].type for k in extra[:5]], changed[:3]
+    sample = [expected[k].type for k in missing[:5]], [actual[k].type for k in extra[:5]], \
+        [(expected[k].type, _differing(to_dict(expected[k]), to_dict(actual[k]))) for k in changed[:3]]
     return f"missing {len(missing)}, extra {len(extra)}, changed {len(changed)}: {sample}"
+
+
+def _differing(expected: dict[str, Any], actual: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    keys = sorted(set(expected) | set(actual))
+    return [(k, expected.get(k), actual.get(k)) for k in keys if expected.get(k) != actual.get(k)][:3]
 
 
 class WorkerProcess:

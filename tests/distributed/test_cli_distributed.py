@@ -83,10 +83,15 @@ def test_core_cli_gives_the_same_answers_on_both_runtimes(deployment: Deployment
     # The same memories on both runtimes; their order may differ, since the BM25 channel is each
     # store's own (Weaviate tokenises CJK text differently from Engram's index). So may the best memory,
     # which quotes the turns around its source turn (`  > "…"` lines): each side quotes real turns of the chat.
-    def lines(context: str) -> list[str]:
-        return sorted(line for line in context.splitlines() if not line.startswith('  > "'))
+    # With more candidates than the item limit, the last place can go to a different memory on each side
+    # (their scores tie within the BM25 difference): at most one memory (and its type heading) may differ.
+    def lines(context: str) -> set[str]:
+        return {line for line in context.splitlines() if not line.startswith('  > "')}
 
-    assert lines(recalled["context"]) == lines(expected["context"])
+    differ = lines(recalled["context"]) ^ lines(expected["context"])
+    assert len(recalled["items"]) == len(expected["items"]), (recalled["context"], expected["context"])
+    assert len(differ) <= 4 and all(line.startswith(("- ", "[")) for line in differ), differ
+    assert len({line for line in differ if line.startswith("- ")}) <= 2, differ
     said = {json.loads(line)["content"] for line in DEMO.read_text(encoding="utf-8").splitlines() if line.strip()}
     for context in (recalled["context"], expected["context"]):
         quoted = [line[len('  > "'):-1] for line in context.splitlines() if line.startswith('  > "')]

@@ -62,6 +62,8 @@ def test_poisoned_records_go_to_the_dead_letter_topic_and_the_partition_moves_on
         letter = next(x for x in turn_letters if fragment in x.reason)  # type: ignore[attr-defined]
         assert letter.raw.encode() == value or "base64" in letter.reason  # type: ignore[attr-defined]
 
-    expected = reference(events)  # the v1 turn was upcast to the very event the others derive from
+    # The v1 turn was upcast to the very event the others derive from; it reached the log after the rest of
+    # the first half, and the profile's versions count changes in the order they arrive.
+    expected = reference([e for e in first if e is not upgraded] + [upgraded] + second)
     derived = {k: v for k, v in cluster.derived().items() if v.type != "DeadLettered"}
     assert mismatch(expected, derived) == "", cluster.logs()

@@ -76,3 +76,19 @@ def test_the_recall_caches_keyed_by_text_empty_with_an_erasure() -> None:
     clear_text_caches()
     from engram.recall.evidence import _sentences
     assert _sentences.cache_info().currsize == 0 and _changes.cache_info().currsize == 0
+
+
+
+def test_several_notes_of_one_turn_quote_it_once() -> None:
+    quote = "We adopted a greyhound called Biscuit from the Lisbon shelter last Saturday, a big gentle dog."
+
+    def note(memory_id: str, text: str) -> RecalledItem:
+        return RecalledItem("memory", memory_id, text, 1.0, 40, ("t1",), T0,
+                            details={"type": "user_fact", "evidence": {"message_id": "t1", "text": quote}},
+                            event_time=T0, context_turns=(("t1", quote),))
+
+    packing = pack([note("m1", "User adopted a greyhound"), note("m2", "User's dog is called Biscuit")],
+                   "Tell me about my dog", 1000)
+    assert [i.item_id for i in packing.kept] == ["m1", "m2"]
+    assert [text for item in packing.kept for _, text in item.context_turns] == [quote]
+    assert "evidence" not in packing.kept[1].details
