@@ -106,36 +106,20 @@ def _home_destination(words: list[str]) -> bool:
     return True
 
 
-def _diet_change(text: str) -> bool:
-    return bool(_DIET_CHANGE.search(text))
-
-
-def _job_change(text: str) -> bool:
-    return bool(_JOB_CHANGE.search(text))
-
-
-def _engagement_change(text: str) -> bool:
-    return bool(_ENGAGEMENT_CHANGE.search(text))
-
-
-def _rescheduling(text: str) -> bool:
-    return bool(_RESCHEDULE.search(text))
-
-
 class Supersession(NamedTuple):
     """A later entry that is a `change` in `domain` replaces the earlier entries of that domain that match
     `replaced` (any, when None) and, when `same_subject`, share a word with it."""
 
-    change: Callable[[str], bool]
+    change: Callable[[str], object]
     domain: str
     replaced: re.Pattern[str] | None
     same_subject: bool = False
 
 
-SUPERSESSIONS = (Supersession(is_move, "home", None), Supersession(_diet_change, "food", _DIET_REGIME),
-                 Supersession(_job_change, "work", _EMPLOYMENT),
-                 Supersession(_engagement_change, "work", _ENGAGEMENT),
-                 Supersession(_rescheduling, "schedule", None, same_subject=True))
+SUPERSESSIONS = (Supersession(is_move, "home", None), Supersession(_DIET_CHANGE.search, "food", _DIET_REGIME),
+                 Supersession(_JOB_CHANGE.search, "work", _EMPLOYMENT),
+                 Supersession(_ENGAGEMENT_CHANGE.search, "work", _ENGAGEMENT),
+                 Supersession(_RESCHEDULE.search, "schedule", None, same_subject=True))
 """A move of residence replaces where the user lived before; a change of diet the diet regime held before;
 a new job the old employer, role and shifts; a new project or client the one before; a schedule moved to
 another time the earlier time of the same thing (the two name it: "video call with my parents")."""
@@ -150,7 +134,7 @@ Marks = tuple[tuple[bool, bool, bool], ...]
 def supersession_marks(content: str) -> Marks:
     """What `SUPERSESSIONS` read in one entry's text (kept by the profile processor instead of the text)."""
     found = domains_of(content)
-    return tuple((rule.change(content), rule.domain in found,
+    return tuple((bool(rule.change(content)), rule.domain in found,
                   rule.replaced is None or bool(rule.replaced.search(content))) for rule in SUPERSESSIONS)
 
 

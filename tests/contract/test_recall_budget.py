@@ -10,7 +10,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,14 +18,13 @@ from hypothesis import strategies as st
 from engram.core.config import EngramConfig
 from engram.core.embedding import HashingEmbedder
 from engram.core.text import estimate_tokens
-from engram.projections.embedded_store import EmbeddedStore
 from engram.projections.ports import MemoryStore, RecentTurn
 from engram.recall.budget import pack
 from engram.recall.context import RecalledItem, render_memory_section, without_context_turns
 from engram.recall.service import RecallRequest, RecallService
-from engram.runtime.log import open_database
 from engram.schemas.events import SummarySnapshotted
 from engram.schemas.memory import GlobalCard, MemoryRecord, MemoryType, SummarySections
+from tests.contract.test_store_contract import opened_store
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 EMBED = HashingEmbedder()
@@ -39,19 +37,9 @@ WORDS = {
 
 @pytest.fixture(scope="module", params=["embedded", pytest.param("weaviate", marks=pytest.mark.weaviate)])
 def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryStore]:
-    if request.param == "weaviate":
-        from engram.projections.weaviate_store import WeaviateStore
-
-        endpoint = request.getfixturevalue("weaviate_endpoint")
-        # collections of its own: another run clearing the shared ones cannot pull them away mid-test
-        weaviate_store = WeaviateStore(endpoint.connect(), EMBED.model_id, prefix=f"budget{uuid.uuid4().hex[:8]}")
-        yield weaviate_store
-        weaviate_store.drop()
-        weaviate_store.close()
-        return
-    db = open_database(tmp_path_factory.mktemp("budget") / "store.db")
-    yield EmbeddedStore(db, EMBED.dimensions)
-    db.close()
+    folder = tmp_path_factory.mktemp("budget")
+    with opened_store(request.param, request, folder, f"budget{uuid.uuid4().hex[:8]}") as opened:
+        yield opened
 
 
 def _sentence(draw: st.DrawFn, language: str) -> str:

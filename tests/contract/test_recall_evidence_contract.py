@@ -12,12 +12,10 @@ from pathlib import Path
 import pytest
 
 from engram.core.config import DEFAULT_CONFIG
-from engram.projections.embedded_store import EmbeddedStore
 from engram.projections.ports import MemoryStore, RecentTurn
 from engram.recall.service import RecallRequest, RecallResult, RecallService
 from engram.schemas.memory import MemoryRecord, MemoryType
-from engram.runtime.log import open_database
-from tests.contract.test_store_contract import EMBED, T0, CommittedStore, _put, _record
+from tests.contract.test_store_contract import EMBED, T0, _put, _record, opened_store
 
 CONFIG = DEFAULT_CONFIG.model_copy(update={"recall": DEFAULT_CONFIG.recall.model_copy(update={"deadline_ms": 60_000.0})})
 """What is shown is under test here, not how fast: a loaded machine must not miss a part at the deadline."""
@@ -25,24 +23,8 @@ CONFIG = DEFAULT_CONFIG.model_copy(update={"recall": DEFAULT_CONFIG.recall.model
 
 @pytest.fixture(params=["embedded", "embedded-reader", pytest.param("weaviate", marks=pytest.mark.weaviate)])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
-    if request.param == "weaviate":
-        from engram.projections.weaviate_store import WeaviateStore
-
-        endpoint = request.getfixturevalue("weaviate_endpoint")
-        # collections of its own: another run clearing the shared ones cannot pull them away mid-test
-        weaviate_store = WeaviateStore(endpoint.connect(), EMBED.model_id, prefix=f"evid{uuid.uuid4().hex[:8]}")
-        yield weaviate_store
-        weaviate_store.drop()
-        weaviate_store.close()
-        return
-    if request.param == "embedded-reader":
-        split = CommittedStore(tmp_path / "store.db")
-        yield split  # type: ignore[misc]
-        split.close()
-        return
-    db = open_database(tmp_path / "store.db")
-    yield EmbeddedStore(db, EMBED.dimensions)
-    db.close()
+    with opened_store(request.param, request, tmp_path, f"evid{uuid.uuid4().hex[:8]}") as opened:
+        yield opened
 
 
 def _recall(store: MemoryStore, question: str, session: str = "new-session",

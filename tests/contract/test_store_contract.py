@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -54,32 +55,42 @@ class CommittedStore:
         self.db.close()
 
 
-@pytest.fixture(params=["embedded", "embedded-reader", pytest.param("weaviate", marks=pytest.mark.weaviate),
-                        pytest.param("weaviate-sealed", marks=pytest.mark.weaviate)])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
-    if request.param.startswith("weaviate"):
+@contextmanager
+def opened_store(kind: str, request: pytest.FixtureRequest, folder: Path, prefix: str,
+                 clear: bool = False) -> Iterator[MemoryStore]:
+    """A store of `kind` (embedded, embedded-reader, weaviate, weaviate-sealed), closed after use. A
+    Weaviate store has collections of its own (`prefix`): another test process clearing the shared ones
+    cannot pull them away mid-test; it drops them at the end."""
+    if kind.startswith("weaviate"):
         from engram.core.crypto import FieldCipher
         from engram.core.keystore import MemoryKeyStore
         from engram.projections.weaviate_store import WeaviateStore
 
         endpoint = request.getfixturevalue("weaviate_endpoint")
         # sealed: the user text under per-owner keys, as the distributed runtime with encryption on stores it
-        cipher = FieldCipher(MemoryKeyStore()) if request.param == "weaviate-sealed" else None
-        # collections of this test process only: another process's tests on the same Weaviate cannot clear them
-        weaviate_store = WeaviateStore(endpoint.connect(), EMBED.model_id, f"contract{os.getpid()}", cipher=cipher)
-        weaviate_store.clear()
+        cipher = FieldCipher(MemoryKeyStore()) if kind == "weaviate-sealed" else None
+        weaviate_store = WeaviateStore(endpoint.connect(), EMBED.model_id, prefix, cipher=cipher)
+        if clear:
+            weaviate_store.clear()
         yield weaviate_store
         weaviate_store.drop()
         weaviate_store.close()
         return
-    if request.param == "embedded-reader":
-        split = CommittedStore(tmp_path / "store.db")
+    if kind == "embedded-reader":
+        split = CommittedStore(folder / "store.db")
         yield split  # type: ignore[misc]
         split.close()
         return
-    db = open_database(tmp_path / "store.db")
+    db = open_database(folder / "store.db")
     yield EmbeddedStore(db, EMBED.dimensions)
     db.close()
+
+
+@pytest.fixture(params=["embedded", "embedded-reader", pytest.param("weaviate", marks=pytest.mark.weaviate),
+                        pytest.param("weaviate-sealed", marks=pytest.mark.weaviate)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
+    with opened_store(request.param, request, tmp_path, f"contract{os.getpid()}", clear=True) as opened:
+        yield opened
 
 
 def _record(memory_id: str, content: str, *, tenant: str = "t", user: str = "u", version: int = 1,
