@@ -11,17 +11,21 @@ low-confidence `user_fact`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from engram.schemas.memory import MemoryType as T
 
-from .common import Draft, first_draft, entities_in, sentences, squeeze_cjk, topic_of, zh_object
+from .common import Draft, entities_in, sentences, squeeze_cjk, topic_of, zh_object
 from .degree import zh_graded
 from .clauses import (ZH_EMPLOYER_KIND, is_self_intro, learns_how, zh_emphatic_shi, zh_employer_kind,
                       zh_telegraphic, zh_possessed_place, zh_without_still)
-from .quantities import zh_duration, zh_measured, zh_role_duration
+from .quantities import zh_duration, zh_measured
 from .tense import planned, zh_deadline, zh_timed
 from .mood import is_hypothetical, is_momentary, is_sarcastic
+from .zh_builders import FOLLOW_UP as _FOLLOW_UP, JOB as _JOB, Builder
+from .zh_builders import (
+    _age, _allergy, _as_role, _availability, _budget, _cannot, _diet, _dislike, _education, _gender, _goal,
+    _grew_up, _habit, _has, _here, _hometown, _language, _like, _location, _main_goal, _must, _my_thing, _name,
+    _new_role, _occupation, _role_at, _settled, _shift, _standing_wish, _switched, _used_to, _workplace)
 
 _LEAD = re.compile(
     r"^(?:(?:其实|另外|还有|而且|并且|但是|但|不过|可是|然而|所以|因此|然后|对了|嗯+|哦|噢|啊|唉|"
@@ -48,7 +52,6 @@ _RELATIVE = re.compile(
 _SOMEONE = re.compile(r"^(?:的)?(?:朋友|同事|老板|领导|上司|室友|邻居|同学|老师|客户|导师|经理)")
 _STATIVE = re.compile(r"^(?:是|在|住|有|喜欢|也是|今年|已经|刚|叫|对)")
 _TOPIC_LEAD = re.compile(r"^(?:关于|至于)?(?P<t>[^,，。我]{1,6})(?:方面|这块|这方面|上面)(?=我)")
-_FOLLOW_UP = re.compile(r"打给我|联系我|发这里|发到这|发给我|找我|打这个|加我")
 _CONTINUES = re.compile(
     r"^(?:明年|今年|下半年|上半年|下个月|年底|年后|下学期|不太|不怎么|有点|特别|主要|平时|一般|经常|通常|也|还|都|一直|正在|在做|在学|会|能|可以|每天|每周|打算|准备|想|喜欢|负责|用|做|写|学|只)"
 )
@@ -65,264 +68,6 @@ _NOT_FACT = re.compile(
     r"|帮我|给我|告诉我|请|麻烦|我$"
 )
 
-Builder = Callable[[re.Match[str]], "Draft | tuple[Draft, ...] | None"]
-
-
-def _v(m: re.Match[str], group: str = "v") -> str:
-    return zh_object(m.group(group) or "")
-
-
-def _name(m: re.Match[str]) -> Draft | None:
-    name = _v(m)
-    if not name or name.endswith(("了", "过")) or name.startswith(("了", "过")) or len(name) > 12:
-        return None
-    return Draft(T.USER_PROFILE, f"用户叫{name}", 0.9, "name", None, False, (name,))
-
-
-def _age(m: re.Match[str]) -> Draft:
-    return Draft(T.USER_PROFILE, f"用户{m.group('v')}岁", 0.9, "age", None, False, ())
-
-
-def _gender(m: re.Match[str]) -> Draft:
-    return Draft(T.USER_PROFILE, f"用户是{m.group('v')}", 0.85, "gender")
-
-
-def _occupation(m: re.Match[str]) -> Draft | tuple[Draft, ...] | None:
-    job = _v(m)
-    return zh_role_duration(job) or Draft(T.USER_PROFILE, f"用户是{job}", 0.9, "occupation", topic_of(job), False, entities_in(job))
-
-
-_ORG = re.compile(
-    r"(?:公司|集团|科技|银行|大学|学院|医院|研究院|研究所|实验室|工作室|团队|部门|[A-Za-z])$"
-    r"|^(?:腾讯|阿里|阿里巴巴|字节|字节跳动|百度|华为|小米|京东|美团|网易|拼多多|微软|谷歌|苹果|亚马逊|蚂蚁)"
-)
-
-
-def _workplace(m: re.Match[str]) -> Draft | None:
-    place = _v(m)
-    if not place:
-        return None
-    if _ORG.search(place):
-        return Draft(T.USER_PROFILE, f"用户在{place}工作", 0.85, "company", None, False, (place,))
-    return Draft(T.USER_FACT, f"用户在{place}工作", 0.8, "location", None, False, (place,))
-
-
-def _diet(m: re.Match[str]) -> Draft:
-    return Draft(T.USER_CONSTRAINT, "用户吃素", 0.85, "diet", "diet", False, ())
-
-
-def _shift(m: re.Match[str]) -> Draft:
-    return Draft(T.USER_FACT, f"用户上{m.group('v')}", 0.85, "schedule", "shift", False, ())
-
-
-def _new_role(m: re.Match[str]) -> Draft | None:
-    job = _v(m)
-    if len(job) < 2:
-        return None
-    return Draft(T.USER_PROFILE, f"用户{'是' if re.search(_JOB + '$', job) else '做'}{job}", 0.85, "occupation",
-                 topic_of(job), False, entities_in(job))
-
-
-def _role_at(m: re.Match[str]) -> tuple[Draft, ...] | None:
-    place, job = zh_object(m.group("p")), _v(m)
-    if not job:
-        return None
-    role = Draft(T.USER_PROFILE, f"用户是{job}", 0.9, "occupation", topic_of(job), False, entities_in(job))
-    if _ORG.search(place) and not place.startswith(("一家", "一个", "家")):
-        return (Draft(T.USER_PROFILE, f"用户在{place}工作", 0.85, "company", None, False, (place,)), role)
-    if not _ORG.search(place) and not place.startswith(("一家", "一个", "家")) and len(place) <= 6:
-        return (role, Draft(T.USER_FACT, f"用户在{place}工作", 0.8, "location", None, False, (place,)))
-    return (role,)
-
-
-def _language(m: re.Match[str]) -> Draft | None:
-    lang = _v(m)
-    return Draft(T.USER_PROFILE, f"用户的母语是{lang}", 0.85, "language", topic_of(lang), False, (lang,)) if lang else None
-
-
-def _settled(m: re.Match[str]) -> Draft | None:
-    place = _v(m)
-    return Draft(T.USER_FACT, f"用户住在{place}", 0.85, "location", None, False, (place,)) if place else None
-
-
-def _grew_up(m: re.Match[str]) -> Draft | None:
-    place = _v(m)
-    return Draft(T.USER_FACT, f"用户来自{place}", 0.8, "hometown", None, False, (place,)) if place else None
-
-
-_NOT_PLACE = (*"学做看写想用忙准备读考找吃玩这那听打等适睡练赶排整收弄修改纠犹减戒养追努", "上班", "上学", "上课", "上网",
-              "开会", "开车", "家里", "家")
-"""First characters of a verb, verbs and pointers that follow 在 without a place ("在上班", "在家", "还在适应",
-"在练琴"); 上海 and 开封 are places."""
-
-
-def _here(m: re.Match[str]) -> Draft | None:
-    place = _v(m)
-    if not place or place.startswith(_NOT_PLACE) or place.endswith(("里", "上", "中", "呢")):
-        return None
-    return Draft(T.USER_FACT, f"用户在{place}", 0.75, "location", None, False, (place,))
-
-
-def _switched(m: re.Match[str]) -> Draft | None:
-    obj = _v(m)
-    if not obj:
-        return None
-    old = m.groupdict().get("old")
-    content = f"用户改{m.group('verb')}{obj}" + (f"（原来{m.group('verb')}{old}）" if old else "")
-    return Draft(T.USER_FACT, content, 0.85, None, topic_of(obj), False, entities_in(obj))
-
-
-def _used_to(m: re.Match[str]) -> Draft | None:
-    """A liking said to be in the past ("以前很喜欢Java") is no longer current."""
-    obj = _v(m)
-    if not obj:
-        return None
-    return Draft(T.USER_PREFERENCE, f"用户{m.group('when')}{m.group('verb')}{obj}", 0.8, None, topic_of(obj), True,
-                 entities_in(obj))
-
-
-def _as_role(m: re.Match[str]) -> Draft | None:
-    """"作为一个新手妈妈，…": the user's role or identity, said in passing."""
-    who = _v(m)
-    if not who:
-        return None
-    if re.search(_JOB + "$", who):
-        return Draft(T.USER_PROFILE, f"用户是{who}", 0.85, "occupation", topic_of(who), False, entities_in(who))
-    return Draft(T.USER_FACT, f"用户是{who}", 0.7, None, topic_of(who), False, entities_in(who))
-
-
-def _location(m: re.Match[str]) -> Draft | None:
-    place = _v(m)
-    return Draft(T.USER_FACT, f"用户住在{place}", 0.85, "location", None, False, (place,)) if place else None
-
-
-def _hometown(m: re.Match[str]) -> Draft | None:
-    place = _v(m)
-    return Draft(T.USER_FACT, f"用户来自{place}", 0.85, "hometown", None, False, (place,)) if place else None
-
-
-def _education(m: re.Match[str]) -> Draft | None:
-    school = _v(m)
-    return Draft(T.USER_PROFILE, f"用户{m.group('how')}{school}", 0.8, "education", None, False, (school,))
-
-
-def _like(m: re.Match[str]) -> Draft | None:
-    obj = _v(m)
-    if not obj or obj.startswith(("人", "情")):
-        return None
-    verb = m.group("verb")
-    return Draft(T.USER_PREFERENCE, f"用户{verb}{obj}", 0.85, None, topic_of(obj), False, entities_in(obj))
-
-
-def _dislike(m: re.Match[str]) -> Draft | None:
-    obj = _v(m)
-    if not obj:
-        return None
-    said = f"{m.group('neg')}{m.group('verb') or ''}"
-    return Draft(T.USER_PREFERENCE, f"用户{said}{obj}", 0.85, None, topic_of(obj), True, entities_in(obj))
-
-
-def _cannot(m: re.Match[str]) -> Draft | None:
-    obj = _v(m)
-    if not obj:
-        return None
-    said = f"{m.group('neg')}{m.group('verb')}"
-    return Draft(T.USER_CONSTRAINT, f"用户{said}{obj}", 0.85, None, topic_of(obj), True, entities_in(obj))
-
-
-def _allergy(m: re.Match[str]) -> Draft | None:
-    obj = _v(m) or _v(m, "v2")
-    if not obj:
-        return None
-    return Draft(T.USER_CONSTRAINT, f"用户对{obj}过敏", 0.9, None, topic_of(obj), True, entities_in(obj))
-
-
-_ONE_OFF = ("问", "知道", "了解", "请教", "看看", "试试", "咨询", "确认", "说", "听")
-
-
-def _goal(m: re.Match[str]) -> Draft | None:
-    obj = _v(m)
-    if len(obj) < 2 or obj.startswith(_ONE_OFF) or obj.startswith(("你", "您")):
-        return None
-    said = f"{m.group('adv') or ''}{m.group('verb')}{obj}"
-    return Draft(T.USER_GOAL, f"用户{said}", 0.8, None, topic_of(obj), False, entities_in(obj))
-
-
-def _main_goal(m: re.Match[str]) -> Draft | None:
-    obj = _v(m)
-    if len(obj) < 2:
-        return None
-    return Draft(T.USER_GOAL, f"用户的目标是{obj}", 0.85, "current", topic_of(obj), False, entities_in(obj))
-
-
-def _standing_wish(m: re.Match[str]) -> Draft | None:
-    what = _v(m, "what")
-    if len(what) < 2 or what.startswith("我") or _FOLLOW_UP.search(what):
-        return None
-    negated = what.startswith(("不要", "别", "不用", "不必", "不再", "不许"))
-    core = re.sub(r"^(?:不要|别|不用|不必|不再|不许)再?", "", what) if negated else what
-    content = f"用户希望{m.group('when')}{what}"
-    language = re.search(r"用(?P<l>中文|英文|英语|普通话|粤语|日语|韩语)", what)
-    if language:
-        return Draft(T.USER_PREFERENCE, content, 0.8, "language", language.group("l"), negated, ())
-    return Draft(T.USER_PREFERENCE, content, 0.8, None, topic_of(core), negated, entities_in(core))
-
-
-def _availability(m: re.Match[str]) -> Draft:
-    said = zh_object(m.group(0))
-    return Draft(T.USER_CONSTRAINT, f"用户{said}", 0.85, "availability", "时间", False, ())
-
-
-def _budget(m: re.Match[str]) -> Draft | None:
-    amount = _v(m)
-    if not amount:
-        return None
-    return Draft(T.USER_CONSTRAINT, f"用户的预算{m.group('how') or '是'}{amount}", 0.85, None, "预算", False, ())
-
-
-def _must(m: re.Match[str]) -> Draft | None:
-    obj = _v(m)
-    if len(obj) < 2:
-        return None
-    verb = m.group("verb")
-    negated = verb.startswith(("不", "无", "没"))
-    return Draft(T.USER_CONSTRAINT, f"用户{verb}{obj}", 0.75, None, topic_of(obj), negated, entities_in(obj))
-
-
-_CONTACT_KEYS = ("电话", "手机", "号码", "邮箱", "邮件", "微信", "QQ", "联系方式", "地址", "身份证", "银行卡", "卡号", "密码")
-
-
-def _my_thing(m: re.Match[str]) -> Draft | None:
-    key, value = m.group("k"), _v(m)
-    if not value or len(key) > 8:
-        return None
-    content = f"用户的{key}{m.group('is')}{value}"
-    if any(k in key for k in _CONTACT_KEYS):
-        return Draft(T.USER_FACT, content, 0.85, "contact", topic_of(key), False, ())
-    attribute = "birthday" if key in ("生日", "出生日期") else None
-    entities = entities_in(value) or ((value,) if len(value) <= 12 else ())
-    return Draft(T.USER_FACT, content, 0.85, attribute, topic_of(key), False, entities)
-
-
-def _has(m: re.Match[str]) -> Draft | None:
-    said = zh_object(m.group(0))
-    return Draft(T.USER_FACT, f"用户{said}", 0.8, None, topic_of(m.group("v")), False, entities_in(said))
-
-
-def _habit(m: re.Match[str]) -> Draft | None:
-    said = zh_object(m.group(0))
-    return Draft(T.USER_FACT, f"用户{said}", 0.7, None, None, False, entities_in(said)) if len(said) > 3 else None
-
-
-_JOB = (
-    r"(?:工程师|开发者|开发|程序员|码农|架构师|老师|教师|教授|医生|护士|律师|会计|设计师|经理|运营|销售|大学生|"
-    r"研究生|博士生|博士|硕士生|本科生|高中生|初中生|学生|分析师|科学家|研究员|作家|记者|编辑|厨师|司机|公务员|"
-    r"创业者|自由职业者|工人|测试|运维|前端|后端|全栈|主播|画家|演员|歌手|摄影师|翻译|顾问|工作者|专员|主管|总监|"
-    r"老板|产品|策划|财务|人事|行政|客服|文员|出纳|审计|法务|采购|保安|护工|导游|空乘|警察|消防员|军人|农民|店主|"
-    r"会计师|快递员|外卖员|组长|队长|店长|主任|负责人|合伙人|创始人|校长|院长|厂长|部长|科长|处长|"
-    r"CEO|CTO|PM|HR|DBA|UI|UX|SWE|SRE"
-    r"|(?i:[a-z+#.\- ]*(?:engineer|developer|scientist|designer|manager|analyst|programmer|architect|consultant)))"
-)
 _NUM = r"(?:\d{1,3}|[一二三四五六七八九十两]{1,3})"
 _BARE_JOB = re.compile(rf"^(?:一名|一个|一位)?(?P<v>(?:退休)?[^,，。是的学]{{0,6}}?{_JOB})$")
 _TIME = r"(?:\d{1,2}点|[早晚]上|上午|下午|中午|凌晨|周末|工作日|周[一二三四五六日天]|星期[一二三四五六日天]|每天|白天|夜里)"
