@@ -29,11 +29,12 @@ from engram.schemas.memory import MemoryRecord, MemoryType, is_single_valued
 from .forget import select_forget_targets
 from .govern import plan_evictions
 from .llm_calls import llm_call_events
-from .merge_rules import judge_by_rules, topics_match
+from .merge_rules import is_verbatim, judge_by_rules, topics_match
 from .switch import parse_switch, switch_replaces
 from .processor import ProcessorContext
 from .rules.common import keywords_of
 from .rules.corrections import corrected_candidate, holds_value, latest_holding, parse_correction_note
+from .rules.value_shapes import latest_shaped
 
 MAX_PROVENANCE = 50
 RELATION_PRIORITY = ("same", "replace", "conflict", "append", "skip")
@@ -183,8 +184,17 @@ def _decide(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext, r
 
 def _named_correction(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext, old: str, new: str
                       ) -> list[_Change]:
-    """A correction note rewrites the latest user memory holding the wrong value, in its type and slot."""
-    target = latest_holding(state.memories.values(), old, new)
+    """A correction note rewrites the latest user memory holding the wrong value, in its type and slot; a note
+    that leaves the wrong value unsaid rewrites the latest value of the right one's shape (`value_shapes`)."""
+    if not old:
+        notes = (m.memory_id for m in state.memories.values() if parse_correction_note(m.content) is not None)
+        same_turn = (m.memory_id for m in state.memories.values()
+                     if set(m.source_message_ids) & set(event.candidate.source_message_ids))
+        shaped = latest_shaped(state.memories.values(), new, skip=[*notes, *same_turn])  # an earlier value
+        old = shaped[1] if shaped is not None else ""
+        target = shaped[0] if shaped is not None else None
+    else:
+        target = latest_holding(state.memories.values(), old, new)
     if target is None:
         memory_id = derive_id(event.event_id, "consolidate", "memory")
         return [_Change(memory_id, "discarded", None, None, "skip", "rule", "a correction of a value no memory holds")]
@@ -274,7 +284,9 @@ def _merge_ids(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[str, ...]:
 
 def _reinforce(event: MemoryProposed, related: _Related, ctx: ProcessorContext) -> _Change:
     old, c = related.record, event.candidate
-    longer = len(c.content) > len(old.content) and related.cosine < ctx.config.merge.near_duplicate_cosine
+    longer = len(c.content) > len(old.content) and related.cosine < ctx.config.merge.near_duplicate_cosine \
+        and not (is_verbatim(c.content) and not is_verbatim(old.content))  # a note in the user's words never
+    # replaces one the rules understood: it only reinforces it
     updates: dict[str, object] = {
         "source_count": old.source_count + 1,
         "importance": min(1.0, max(old.importance, event.importance) + ctx.config.merge.importance_bump),

@@ -42,6 +42,33 @@ def topics_overlap(a: str | None, b: str | None) -> bool:
     return bool(ca and cb) and len(ca & cb) / len(ca | cb) >= 0.5
 
 
+_VERBATIM_PREFIX = re.compile(r"^(?:User (?:said|mentioned):\s*|用户(?:说|提到)[：:]\s*)")
+_SUBJECT = re.compile(r"^(?:User(?:'s)?\s+|用户(?:的)?|I\s+|I'm\s+|my\s+|我(?:的)?)", re.IGNORECASE)
+MIN_RESTATED_CHARS = 6
+"""A restatement must hold at least this many characters of the other note (no bare "User likes")."""
+
+
+def comparable(content: str) -> str:
+    """A note reduced to what it says: no verbatim prefix ("User said: ", "用户说："), no subject ("User", "我"),
+    compacted ("用户说：我每天早上6点起床去跑步。" and "用户每天早上6点起床去跑步" both read "每天早上6点起床去跑步")."""
+    return compact(_SUBJECT.sub("", _VERBATIM_PREFIX.sub("", content.strip())))
+
+
+def is_verbatim(content: str) -> bool:
+    """A note kept in the user's own words ("User said: …", "用户说：…")."""
+    return _VERBATIM_PREFIX.match(content) is not None
+
+
+def _restates(new: str, old: str) -> bool:
+    """Mechanism (restatement): a verbatim note that holds a normalised note whole, or the reverse, says it
+    again; the comparison drops the parts that differ only in who wrote the note down."""
+    if not (is_verbatim(new) or is_verbatim(old)):
+        return False
+    a, b = comparable(new), comparable(old)
+    shorter = a if len(a) <= len(b) else b
+    return len(shorter) >= MIN_RESTATED_CHARS and (a in b or b in a)
+
+
 def judge_by_rules(
     candidate: Candidate, existing: MemoryRecord, cosine: float, config: MergeConfig
 ) -> Judgement | None:
@@ -64,6 +91,8 @@ def judge_by_rules(
         )
     if new_text in old_text or old_text in new_text:
         return Judgement("same", "one statement contains the other; keeping the more specific", "rule")
+    if _restates(candidate.content, existing.content):
+        return Judgement("same", "the same statement, once in the user's own words", "rule")
     if same_topic:
         return Judgement("same", f"same topic {candidate.topic!r} with the same stance", "rule")
     if candidate.topic and existing.topic:

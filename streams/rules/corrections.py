@@ -28,9 +28,10 @@ from collections.abc import Iterable
 from engram.schemas.memory import Candidate, MemoryRecord, MemoryType as T
 
 from .common import CJK, Draft, clean, en_object, sentences
+from .value_shapes import has_shape, same_shape_values
 
 _I = re.IGNORECASE
-_EN_CUE_WORDS = (r"sorry|oops|whoops|correction|my bad|my mistake|wait|no|actually|typo|i misspoke|scratch that|oh|ah|well|hmm|um|"
+_EN_CUE_WORDS = (r"sorry|oops|whoops|ugh|(?:small |quick )?correction(?: to what i said(?: yesterday| earlier| before)?)?|update|my bad|my mistake|wait|no|actually|typo|i misspoke|scratch that|oh|ah|well|hmm|um|"
                  r"i got (?:that|it) wrong(?: earlier| before)?|i was wrong(?: earlier| before)?|let me correct (?:that|myself)|"
                  r"(?:let me|i need to|i have to|i should|i must) (?:correct|fix|clarify) (?:myself|that|this|something(?: i said)?)")
 _EN_CUE = rf"(?:(?:{_EN_CUE_WORDS})\b[,:!.]?\s*(?:[-–—]\s*)?)*"
@@ -48,7 +49,7 @@ _EN_FRAMES = (
     re.compile(rf"^{_EN_CUE}i said\s+(?P<old>{_VALUE})(?:\s+(?:earlier|before|just now))?\s*,?\s*(?:but\s+)?"
                rf"i\s+(?:actually\s+|really\s+)?meant\s+(?P<new>{_VALUE}){_TAIL}$", _I),
     re.compile(rf"^{_EN_CUE}(?:it's|it is)\s+(?P<new>{_VALUE})\s*,?\s*not\s+(?P<old>{_VALUE}){_TAIL}$", _I),
-    re.compile(rf"^{_EN_CUE}i said\s+(?P<old>{_VALUE})(?:\s+(?:earlier|before|just now|last time))?\s*[,;:]?\s*(?:[-–—]\s*)?(?:but\s+)?"
+    re.compile(rf"^{_EN_CUE}i (?:said|told you|wrote)\s+(?P<old>{_VALUE})(?:\s+(?:earlier|before|just now|last time|yesterday|the other day))?\s*[,;:]?\s*(?:[-–—]\s*)?(?:but\s+)?"
                rf"(?:i'm|i am|it's|it is|that's|that is)\s+(?:actually|really|in fact)\s+(?P<new>{_VALUE})$", _I),
 )
 _EN_REJECTED = re.compile(rf"^(?P<head>(?:i|i'm|i am|i've|i work|i live|my\s+(?!(?:{_RELATIVES})\b)\w+)\b.*?)"
@@ -57,18 +58,19 @@ _ZH_REJECTED = re.compile(r"^(?P<head>我(?![的]?(?:老婆|老公|爸|妈|哥|�
                           r"(?P<at>不是在|不在|不是)(?P<old>[^,，。]{1,12})$")
 _ZH_PLACE_VERB = re.compile(r"(?:工作|上班|住|生活|读书|上学|定居|发展|念书|实习|读研|读大学)(?:了|的|呢)?$")
 _EN_CUE_ONLY = re.compile(rf"^(?:(?:{_EN_CUE_WORDS})\b[,:!.]?\s*(?:[-–—]\s*)?)+", _I)
-_ZH_APOLOGY = re.compile(r"^(?:(?:(?i:sorry|oops|my bad)|不好意思|抱歉|不对)\s*[,，!！]?\s*)+")
-_ZH_CUE_ONLY = re.compile(r"^(?:我)?(?:刚才|之前|前面)?(?:不好意思|抱歉)?[,，]?(?:记错了|搞错了|弄错了|说反了|说错了|打错了|写错了|口误|更正一下|更正|纠正一下|纠正)[,，:：!！。]?\s*")
-_ZH_CUE = r"(?:(?:(?i:sorry|oops|my bad)|记错了|搞错了|弄错了|说反了|说错了|打错了|写错了|口误|更正一下|更正|纠正一下|纠正|不好意思|抱歉|不对)[,，:：!！。]?\s*)*"
+_ZH_APOLOGY = re.compile(r"^(?:(?:(?i:sorry|oops|my bad|ugh|btw)|不好意思|抱歉|不对|哦对了|对了|哦|噢|啊)\s*[,，!！]?\s*)+")
+_ZH_CUE_ONLY = re.compile(r"^(?:我)?(?:刚才|之前|前面)?(?:不好意思|抱歉)?[,，]?(?:记错了|搞错了|弄错了|说反了|说错了|打错了|写错了|口误|更正一下|更正|纠正一下|纠正|更新一下)(?:一下|下)?(?:昨天|之前|刚才|前面|上次)?(?:说的|说的话)?[,，:：!！。]?\s*")
+_ZH_CUE = r"(?:(?:(?i:sorry|oops|my bad)|记错了|搞错了|弄错了|说反了|说错了|打错了|写错了|口误|更正一下|更正|纠正一下|纠正|更新一下|不好意思|抱歉|不对)[,，:：!！。]?\s*)*"
 _ZH_VALUE = r"[^,，;；。!！?？是]{1,16}"
 _ZH_FRAMES = (
     re.compile(rf"^{_ZH_CUE}不是(?P<old>{_ZH_VALUE})[,，]\s*(?:而)?(?:应该)?是(?P<new>{_ZH_VALUE})$"),
     re.compile(rf"^{_ZH_CUE}(?:应该)?是(?P<new>{_ZH_VALUE})[,，]?\s*不是(?P<old>{_ZH_VALUE})$"),
     re.compile(rf"^(?P<old>{_ZH_VALUE})(?:说错了|打错了|写错了)[,，]\s*(?:应该)?是(?P<new>{_ZH_VALUE})$"),
 )
-_MAY_CORRECT = re.compile(r"not\b|meant|i said|不是|不在|错|更正|纠正|口误", _I)
+_MAY_CORRECT = re.compile(r"not\b|meant|i said|told you|sorry|wait|oops|correction|update|scrap|forget|ignore|actually|"
+                          r"不是|不在|错|更正|纠正|口误|更新|不对", _I)
 """Every frame needs one of these: most turns skip the correction reading with one scan."""
-_NOTE = re.compile(r'^User corrected "(?P<old>[^"]+)" to "(?P<new>[^"]+)"$|^用户更正：(?P<zold>[^→]+)→(?P<znew>.+)$')
+_NOTE = re.compile(r'^User corrected (?:"(?P<old>[^"]+)"|a value) to "(?P<new>[^"]+)"$|^用户更正：(?P<zold>[^→]*)→(?P<znew>.+)$')
 _NOT_VALUE = re.compile(r"^(?:that|this|it|what i|sure|really|quite|so|too|me|you)\b", _I)
 
 
@@ -102,8 +104,10 @@ def rejected_alternative(sentence: str) -> tuple[str, str, str] | None:
     text = sentence.strip().rstrip("。.!！")
     zh = CJK.search(text) is not None
     m = (_ZH_REJECTED if zh else _EN_REJECTED).match(text)
-    if m is None:
-        return None
+    return _rejected_pair(m, zh) if m is not None else None
+
+
+def _rejected_pair(m: re.Match[str], zh: bool) -> tuple[str, str, str] | None:
     head, old = m.group("head").rstrip(" ,，"), clean(m.group("old"))
     old = re.sub(r"^(?:(?:just|only|even|really|actually|an?|the)\s+)+", "", old, flags=_I)
     if zh and m.group("at") != "不是":
@@ -131,7 +135,8 @@ def _zh_place_in(head: str) -> str:
 def correction_drafts(text: str) -> tuple[str, list[Draft]]:
     """The turn without correction cues and named-correction frames, and a correction note for each correction.
 
-    A statement with a rejected alternative ("I'm 29, not 28") stays, without the alternative, for the rules.
+    A statement with a rejected alternative ("I'm 29, not 28") stays, without the alternative, for the rules;
+    so do the clauses of a sentence around a correction inside it (`cued_correction`).
     """
     if not _MAY_CORRECT.search(text):
         return text, []
@@ -144,13 +149,119 @@ def correction_drafts(text: str) -> tuple[str, list[Draft]]:
         if rejected is not None:
             pair = rejected[:2]
             kept.append(rejected[2])
+        cued = cued_correction(sentence) if pair is None else None
+        if cued is not None:
+            pair = cued[:2]
+            if cued[2]:
+                kept.append(cued[2])
         if pair is None:
             kept.append(sentence)
             continue
-        old, new = pair
-        content = f"用户更正：{old}→{new}" if CJK.search(old + new) else f'User corrected "{old}" to "{new}"'
-        drafts.append(Draft(T.USER_FACT, content, 0.8, None, None, False, ()))
+        drafts.append(Draft(T.USER_FACT, correction_note(*pair), 0.8, None, None, False, ()))
     return (" ".join(kept), drafts) if drafts else (text, [])
+
+
+def correction_note(old: str, new: str) -> str:
+    """The note of a correction; an empty `old` is a value the correction leaves unsaid (`value_shapes`)."""
+    if CJK.search(old + new):
+        return f"用户更正：{old}→{new}"
+    return f'User corrected "{old}" to "{new}"' if old else f'User corrected a value to "{new}"'
+
+
+_CUED = re.compile(r"\b(?:sorry|oops|whoops|correction|my bad|my mistake|wait|typo|misspoke|scratch that|actually|"
+                   r"i meant|update|not quite right|not accurate|inaccurate|scrap|disregard)\b|记错了|搞错了|弄错了|说反了|说错了|打错了|写错了|"
+                   r"口误|更正|纠正|更新一下|不对|不准确", _I)
+"""A correction cue anywhere in the sentence: only then is a frame looked for inside it, clause by clause."""
+_PIECE = re.compile(r".+?(?:[，；：;:]+\s*|(?<!\d),\s*|,(?!\d)\s*|\s[-–—]\s+|$)", re.DOTALL)
+_EN_UNNAMED = re.compile(rf"^{_EN_CUE}(?:it's|it is|it was|it'll be|that's|that is|i'm|i am)\s+(?:actually\s+|really\s+|now\s+)*"
+                         rf"(?P<new>{_VALUE})$", _I)
+_ZH_UNNAMED = re.compile(rf"^{_ZH_CUE}(?:现在|其实|实际上|应该)?(?:是|有)(?P<new>[^,，;；。!！?？]{{1,10}}?)了?$")
+_ZH_SUBJECT_FRAME = re.compile(rf"^{_ZH_CUE}(?!我)[^,，;；。!！?？是]{{1,8}}是(?P<new>{_ZH_VALUE})[,，]?\s*(?:而)?不是(?P<old>{_ZH_VALUE})$")
+_EN_ANY_REJECTED = re.compile(r"^(?P<head>[^,;]*?\b(?:is|are|was|were|'s|in|at|on|to)\s+[^,;]+?)\s*,?\s+(?:and\s+)?not\s+"
+                              r"(?P<old>(?:an?\s+|the\s+)?[\w'-]+(?:\s+[\w'-]+)?)$", _I)
+_ZH_ANY_REJECTED = re.compile(r"^(?P<head>[^,，。]+?)[,，]\s*(?:而)?(?P<at>不是在|不在|不是)(?P<old>[^,，。]{1,12})$")
+_RETRACTED = re.compile(r"^(?:please\s+)?(?:scrap|forget|ignore|disregard|drop)\s+(?:that\s+|the\s+|my\s+)?(?P<old>.+?)"
+                        r"(?:\s+(?:figure|number|amount|one|bit|part))?$", _I)
+_TRAILING_SYMBOLS = re.compile(r"[^\w%]+$")
+
+
+def cued_correction(sentence: str) -> tuple[str, str, str] | None:
+    """`(wrong, right, rest of the sentence)` for a correction inside a longer sentence that carries a cue.
+
+    Mechanism (correction in a clause): a cue ("sorry", "wait", "更正", "说错了") anywhere in the sentence
+    lets the frames be read on each clause, or two clauses together ("不是跑步，是游泳"); a rejected
+    alternative counts then whoever the head is ("the conference is in Porto, not Lisbon"); a frame with
+    only the right value ("it's the 21st", "现在是3只了") leaves the wrong value to its shape
+    (`value_shapes`); "scrap the £800 figure … £1,200" retracts a value for the next one of its shape.
+    """
+    if not _CUED.search(sentence):
+        return None
+    pieces = [p for p in _PIECE.findall(sentence.strip()) if p.strip()]
+    for reading in _READINGS:  # a frame that names both values anywhere in the sentence before any looser one
+        for i in range(len(pieces)):
+            for width in (2, 1):
+                if i + width > len(pieces) or width == 2 and _cue_only(pieces[i]):
+                    continue
+                window = clean("".join(pieces[i:i + width]).strip().rstrip("。.!！"))
+                pair = _checked(reading(window, "".join(pieces[i + width:])))
+                if pair is not None:
+                    rest = [p for p in pieces[:i] if not _cue_only(p)] + pieces[i + width:]
+                    return pair[0], pair[1], clean("".join(rest))
+    return None
+
+
+def _checked(pair: tuple[str, str] | None) -> tuple[str, str] | None:
+    if pair is None or not pair[1] or pair[0].lower() == pair[1].lower() or _NOT_VALUE.match(pair[1]):
+        return None
+    return pair
+
+
+def _named(window: str, after: str) -> tuple[str, str] | None:
+    pair = named_correction(window)
+    if pair is None and CJK.search(window):
+        m = _ZH_SUBJECT_FRAME.match(window)
+        pair = (_value(m.group("old")), _value(m.group("new"))) if m else None
+    return pair
+
+
+def _rejected(window: str, after: str) -> tuple[str, str] | None:
+    zh = CJK.search(window) is not None
+    m = (_ZH_ANY_REJECTED if zh else _EN_ANY_REJECTED).match(window)
+    found = _rejected_pair(m, zh) if m else None
+    return found[:2] if found else None
+
+
+def _unnamed(window: str, after: str) -> tuple[str, str] | None:
+    m = (_ZH_UNNAMED if CJK.search(window) else _EN_UNNAMED).match(window)
+    new = _bare(_value(m.group("new"))) if m else ""
+    return ("", new) if new and has_shape(new) else None
+
+
+def _retracted(window: str, after: str) -> tuple[str, str] | None:
+    m = _RETRACTED.match(window) if not CJK.search(window) else None
+    olds = [v.strip() for v in _SHAPED_VALUE.findall(m.group("old")) if has_shape(v.strip())] if m else []
+    news = same_shape_values(after, olds[-1]) if olds else []
+    return (olds[-1], news[0]) if news else None
+
+
+_READINGS = (_named, _rejected, _unnamed, _retracted)
+
+
+_SHAPED_VALUE = re.compile(r"[£$€¥]\s?\d(?:[\d,.]*\d)?k?|\d+(?:\.\d+)?\s?[a-z]{0,12}", _I)
+
+
+def _value(raw: str) -> str:
+    """The value up to the first emoji or symbol ("狗😂 昨天手快打错了" -> "狗")."""
+    return _TRAILING_SYMBOLS.sub("", clean(_SYMBOL.split(raw, 1)[0]))
+
+
+_SYMBOL = re.compile(r"[^\w\s£$€¥%.,'’-]")
+
+
+def _cue_only(piece: str) -> bool:
+    text = clean(piece)
+    zh = CJK.search(text) is not None
+    return not text or not (_ZH_CUE_ONLY.sub("", _ZH_APOLOGY.sub("", text)) if zh else _EN_CUE_ONLY.sub("", text)).strip()
 
 
 def parse_correction_note(content: str) -> tuple[str, str] | None:
@@ -158,7 +269,7 @@ def parse_correction_note(content: str) -> tuple[str, str] | None:
     m = _NOTE.match(content)
     if m is None:
         return None
-    return (m.group("old"), m.group("new")) if m.group("old") else (m.group("zold"), m.group("znew"))
+    return (m.group("old") or "", m.group("new")) if m.group("new") else (m.group("zold"), m.group("znew"))
 
 
 def holds_value(content: str, value: str) -> bool:
