@@ -60,9 +60,9 @@ def is_verbatim(content: str) -> bool:
 
 
 def _restates(new: str, old: str) -> bool:
-    """Mechanism (restatement): a verbatim note that holds a normalised note whole, or the reverse, says it
-    again; the comparison drops the parts that differ only in who wrote the note down."""
-    if not (is_verbatim(new) or is_verbatim(old)):
+    """Mechanism (restatement): a verbatim note that holds a note the rules understood whole, or the reverse,
+    says it again; the comparison drops the parts that differ only in who wrote the note down."""
+    if is_verbatim(new) == is_verbatim(old):  # two readings in the user's words are not one restating the other
         return False
     a, b = comparable(new), comparable(old)
     shorter = a if len(a) <= len(b) else b

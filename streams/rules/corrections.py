@@ -205,9 +205,18 @@ def cued_correction(sentence: str) -> tuple[str, str, str] | None:
                 window = clean("".join(pieces[i:i + width]).strip().rstrip("。.!！"))
                 pair = _checked(reading(window, "".join(pieces[i + width:])))
                 if pair is not None:
-                    rest = [p for p in pieces[:i] if not _cue_only(p)] + pieces[i + width:]
-                    return pair[0], pair[1], clean("".join(rest))
+                    said = [_stated(window)] if reading is _unnamed and _stated(window) else []
+                    rest = [p for p in pieces[:i] if not _cue_only(p)] + said + pieces[i + width:]
+                    return pair[0], pair[1], clean(" ".join(p.strip() for p in rest))
     return None
+
+
+def _stated(window: str) -> str:
+    """The statement inside an unnamed correction in the first person ("sorry, I'm actually 31" -> "I'm actually
+    31"): it stays for the rules, which may know its slot; "it's the 21st" says nothing on its own."""
+    zh = CJK.search(window) is not None
+    body = (_ZH_CUE_ONLY.sub("", _ZH_APOLOGY.sub("", window)) if zh else _EN_CUE_ONLY.sub("", window)).strip()
+    return body if re.match(r"(?:i'm|i am|我)", body, _I) else ""
 
 
 def _checked(pair: tuple[str, str] | None) -> tuple[str, str] | None:

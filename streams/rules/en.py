@@ -57,7 +57,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Builder], ...] = (
     ("i", ("i'm", "i am", "this is"),
      re.compile(r"^(?:i'm|i am|this is)\s+(?P<v>(?-i:[A-Z][a-z]+)(?:\s+(?-i:[A-Z][a-z]+))?)(?:\s+(?:by the way|btw|here))?$", _I), _name),
     ("i", ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
-     re.compile(r"^(?:i'm|i am|i just turned|i turned|i'll be|i will be)\s+(?P<v>\d{1,3})(?:\s*(?:years?|yrs?)(?:\s+old)?|\s*y/?o)?$", _I), _age),
+     re.compile(r"^(?:i'm|i am|i just turned|i turned|i'll be|i will be)\s+(?:actually\s+|now\s+|really\s+)?(?P<v>\d{1,3})(?:\s*(?:years?|yrs?)(?:\s+old)?|\s*y/?o)?(?:\s+(?:btw|by the way|now|actually|lol))*$", _I), _age),
     ("i", (" a ", " an "),
      re.compile(rf"^(?:i'm|i am|i work as|i'm working as|i've been working as|i have been working as)\s+(?:currently\s+|now\s+|still\s+)?(?P<art>a|an|the)\s+(?P<v>(?:[\w+#./-]+\s+){{0,3}}?{_JOBS}s?(?:\s+(?:in|of)\s+(?-i:[a-z])[^,;]*)?)(?:\s+(?:now|these days|by the way|btw|here|there))?$", _I), _occupation),
     ("i", ("teach",),

@@ -48,12 +48,17 @@ from .quantities import en_bare_age, en_embedded_age, en_measured, en_turning
 _I = re.IGNORECASE
 _CLAUSE_SPLIT = re.compile(
     r"\s*;\s*|(?<!\d):\s+|\s+but\s+|,\s+(?:and\s+|so\s+|because\s+|but\s+)?|\s+[—–]\s+|\s+-\s+"
-    r"|\s+(?:and|so|because)\s+(?=(?:i|i'm|i've|i'd|my|we|we're|we've)\b)"
+    r"|\s+(?:and|so|because)\s+(?=(?:i|i'm|i've|i'd|my|we|we're|we've)\b)(?!i\s+(?:are|were)\b)"
     r"|\s+and\s+(?=(?:then\s+|now\s+|also\s+)?(?:joined|moved|started|switched|quit|left|took|became|relocated)\b)"
     r"|\s+and\s+(?=(?:also\s+|now\s+|really\s+)?(?:want|plan|hope|need|intend|would like|'d like|'d love)\s+to\b)",
     _I,
 )
 _FIRST = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|we've|my|our)\b", _I)
+_ADDRESS_ME = re.compile(r"^(?:hey,?\s+|so,?\s+|small thing\s*[-–—,]?\s*)*(?:could|can|would|will)\s+you\s+(?:please\s+)?"
+                         r"(?P<ask>call me\s+[^\W\d_][\w'-]*(?:\s+(?:instead|from now on|now))*)(?:\s+please)?\s*[?.!]*$", _I)
+"""A request to be called by a name ("could you call me Michael instead?") states the name."""
+_WITH_SOMEONE = re.compile(r"^(?:my|our)\s+[\w-]+\s+and\s+(?:i|me)\b", _I)
+"""A subject of the user and someone close ("my wife and I"): a statement about the user too."""
 _FIRST_SUBJECT = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|we've)\b", _I)
 _OTHER = re.compile(r"^(?:he|she|they|his|her|their|they're|he's|she's|that's|this is|these|those|you|your)\b", _I)
 _IT = re.compile(r"^it(?:'s|\s+is|\s+was)?\b\s*", _I)
@@ -154,8 +159,9 @@ def user_drafts(text: str, leftovers: list[str]) -> list[Draft]:
     for sentence, is_question in split:
         if is_hypothetical(sentence) or is_sarcastic(sentence) or (ironic and praises(sentence)):
             continue
-        clauses = _clauses(sentence)
-        if is_question or is_request(strip_lead(sentence)):
+        address = _ADDRESS_ME.match(strip_lead(sentence)) if is_question else None
+        clauses = [address.group("ask")] if address else _clauses(sentence)  # how to address the user is a fact
+        if not address and (is_question or is_request(strip_lead(sentence))):
             clauses = statements_around(clauses, _statements_before_question(clauses))
         momentary = is_momentary(sentence) and not is_future(sentence)
         turn = _Turn(job_change=bool(_JOB_CHANGE.search(text)), task=task or is_vent(sentence),
@@ -217,6 +223,11 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
         if narrative is not None:
             out.append(narrative)
             return
+    if _WITH_SOMEONE.match(body):  # "my wife and I are flying to Lisbon": the user is in the subject
+        turn.subject = "user"
+        if not momentary or is_event(body):
+            _leftover(body, leftovers, when)
+        return
     relative = _RELATIVE.match(body)
     if relative:
         turn.subject = "other"

@@ -83,7 +83,7 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(rf"^(?:是)?(?:今年|已经|现在|快)?(?P<v>{_NUM})(?:周)?岁"), _age),
     (re.compile(rf"^今年(?P<v>{_NUM})(?:了)?$"), _age),
     (re.compile(r"^是(?:一个|一名|个)?(?P<v>男生|女生|男的|女的|男性|女性|男人|女人|男孩|女孩)$"), _gender),
-    (re.compile(rf"^{_ADV}(?:是|做|当|从事)(?:一名|一个|一位|个|名|位)?(?P<v>[^,，。]{{0,16}}?{_JOB})(?:的)?(?:工作)?$"), _occupation),
+    (re.compile(rf"^{_ADV}(?:是|做|当|从事)(?:一名|一个|一位|个|名|位)?(?P<v>(?!在)[^,，。]{{0,16}}?{_JOB})(?:的)?(?:工作)?$"), _occupation),
     (re.compile(r"^(?:的)?(?:职业|工作|本职)是(?P<v>.{1,16})$"), _occupation),
     (re.compile(r"^(?:是)?(?:一名|一个|个)?(?:素食者|素食主义者|吃素的)$|^(?:只)?吃素$"), _diet),
     (re.compile(rf"^{_ADV}(?:改|换|转而)(?:成|为)?(?P<verb>喝|吃|用|玩|看|学|听|骑|坐)(?P<v>[^,，。]{{1,16}})$"), _switched),
@@ -92,8 +92,8 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(rf"^{_ADV}(?:上|值|倒|轮|做)?(?P<v>夜班|白班|早班|晚班|中班|倒班|轮班)"), _shift),
     (re.compile(rf"^{_ADV}(?:转做|转行做|转行当|改行当|改行做|改做|转岗做|转岗到|转行成|转型做)(?:了)?(?P<v>[^,，。]{{2,16}})$"), _new_role),
     (ZH_EMPLOYER_KIND, zh_employer_kind),
-    (re.compile(rf"^{_ADV}在(?P<p>[^,，。]{{1,12}}?)(?:做|当|担任)(?:一名|一个|个|名)?(?P<v>[^,，。]{{0,12}}?{_JOB})(?:的)?(?:工作)?$"), _role_at),
-    (re.compile(rf"^{_ADV}在(?P<v>[^,，。]{{1,16}}?)(?:工作|上班|任职|实习)$"), _workplace),
+    (re.compile(rf"^{_ADV}(?:是)?在(?P<p>[^,，。]{{1,12}}?)(?:做|当|担任)(?:一名|一个|个|名)?(?P<v>[^,，。]{{0,12}}?{_JOB})(?:的)?(?:工作)?$"), _role_at),
+    (re.compile(rf"^{_ADV}(?:是)?在(?P<v>[^,，。]{{1,16}}?)(?:工作|上班|任职|实习)(?:的)?$"), _workplace),
     (re.compile(rf"^{_ADV}在(?P<v>[^,，。]{{1,10}}?)(?:定居|生活|住|安家)(?:了)?$"), _settled),
     (re.compile(rf"^{_ADV}在(?P<v>[^,，。]{{1,10}}?)(?:长大|出生)(?:的)?$"), _grew_up),
     (re.compile(r"^(?:的)?(?:母语|第一语言)(?:是)(?P<v>[^,，。]{1,8})$"), _language),
@@ -225,7 +225,7 @@ def _graded(body: str) -> tuple[Draft, ...]:
 
 
 def _employer(body: str, job_change: bool) -> tuple[Draft, ...]:
-    m = re.match(rf"^{_ADV}(?:在|去了|到了|跳到|加入了|加入)(?P<v>[^,，。]{{1,12}})$", body) if job_change else None
+    m = re.match(rf"^{_ADV}(?:是在|在|去了|到了|跳到|加入了|加入)(?P<v>[^,，。]{{1,12}})$", body) if job_change else None
     if m is None:
         return ()
     place = zh_object(m.group("v"))
