@@ -33,7 +33,7 @@ _EN_USER_SIGNAL = re.compile(
 _ZH_DECISION_SIGNALS = ("已确认", "确认：", "确认:", "最终", "确定", "就按", "采用", "执行", "可以开始", "没问题", "决定", "敲定", "约定", "定在", "就定")
 _EN_DECISION_SIGNAL = re.compile(
     r"(?:ok|okay|confirmed|decided|agreed|final|finalized|settled|approved|will do|sounds good|"
-    r"no problem|go ahead|locked in|go with|proceed with|stick with)\b"
+    r"no problem|go ahead|locked in|go with|proceed with|stick with)\b|\bdecision\s*:"
 )
 
 _CHIT_CHAT_PHRASES = frozenset(

@@ -11,7 +11,8 @@ import re
 
 from engram.schemas.memory import MemoryType as T
 
-from .commitments import en_commitment, en_confirmed_statement, en_split, is_deferred, is_option, zh_commitment
+from .commitments import (en_commitment, en_confirmed_statement, en_split, is_deferred, is_option, scheduled, standing_rule,
+                          zh_commitment)
 from .common import CJK, Draft, clean, entities_in, sentences, squeeze_cjk, topic_of
 
 _I = re.IGNORECASE
@@ -77,6 +78,10 @@ def assistant_drafts(text: str) -> list[Draft]:
             sentence = squeeze_cjk(sentence)
         split = _ZH_CLAUSE_SPLIT if zh else _EN_CLAUSE_SPLIT
         confirmed = not zh and _EN_CONFIRMED_LEAD.match(sentence) is not None
+        header = _PLAN_HEADER.search(sentence)
+        if header is not None:  # "我们就这么定：A，B，C": every clause after the header is an item of the plan
+            out.extend(_plan_items(split.split(sentence[header.end():].rstrip("。.!")), zh))
+            sentence = sentence[:header.start()]
         clauses = split.split(sentence.rstrip("。.!"))
         if not zh:
             clauses = [part for clause in clauses for part in en_split(clause)]
@@ -85,6 +90,22 @@ def assistant_drafts(text: str) -> list[Draft]:
             if draft is not None:
                 out.append(draft)
     return out
+
+
+_PLAN_HEADER = re.compile(r"(?:就这么定|就这样定|定下来|计划如下|安排如下|方案如下|(?i:the plan is|here's the plan|plan|schedule))\s*[：:]\s*")
+"""A header that announces the plan or schedule the clauses after it make up."""
+
+
+def _plan_items(clauses: list[str], zh: bool) -> list[Draft]:
+    items = []
+    for clause in clauses:
+        draft = _zh_clause(clause) if zh else _en_clause(clause, True)
+        content = clean(clause)
+        if draft is None and not is_option(clause) and len(content) >= (4 if zh else 8):
+            draft = Draft(T.ASSISTANT_PLAN, content, 0.7, None, None, False, entities_in(content))
+        if draft is not None:
+            items.append(draft)
+    return items
 
 
 def _kind(clause: str, kinds: tuple[tuple[T, re.Pattern[str]], ...]) -> T | None:
@@ -98,6 +119,9 @@ def _zh_clause(clause: str) -> Draft | None:
     if is_option(clause):
         return None
     kind = _kind(clause, _ZH_KINDS) or (T.ASSISTANT_ACTION if zh_commitment(clause) else None)
+    kind = kind or (T.ASSISTANT_CONSTRAINT if standing_rule(clause) else None)
+    if kind is T.ASSISTANT_ACTION and scheduled(clause):
+        kind = T.ASSISTANT_PLAN
     if kind is None or (kind is not T.ASSISTANT_DECISION and _ZH_REASONING.search(clause)):
         return None
     content = clean(_ZH_HEDGE.sub("", _ZH_HEDGE_LEAD.sub("", clause.strip())))
@@ -133,12 +157,16 @@ def _en_clause(clause: str, confirmed: bool = False) -> Draft | None:
         kind = T.ASSISTANT_ACTION
     if kind is None and confirmed and en_confirmed_statement(_EN_LEAD.sub("", clause.strip())):
         kind = T.ASSISTANT_DECISION
+    if kind is None and standing_rule(clause):
+        kind = T.ASSISTANT_CONSTRAINT  # "no emojis in anything I write for you going forward"
+    if kind is T.ASSISTANT_ACTION and scheduled(clause):
+        kind = T.ASSISTANT_PLAN
     if kind is None or (kind is not T.ASSISTANT_DECISION and _EN_REASONING.search(clause)):
         return None
     content = clean(_EN_LEAD.sub("", clause.strip()))
     if kind is T.ASSISTANT_DECISION:
         content = _EN_WE.sub("", content)
-    if len(content.split()) < 3:
+    if len(content.split()) < (2 if kind is T.ASSISTANT_DECISION else 3):  # "Use PostgreSQL" is a whole decision
         return None
     head = content.split(" ", 1)[0]
     if head.isalpha() and head.islower():

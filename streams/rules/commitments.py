@@ -33,11 +33,12 @@ _EN_COMMIT = re.compile(
     r"(?:(?:also|then|now|first|personally|gladly)\s+)?[a-z]{2,}\b\s+\S+", _I)
 _ZH_COMMIT = re.compile(r"(?:我|我们)(?:来|负责)[\u4e00-\u9fffA-Za-z]{2,}"
                         r"|(?:我|我们)(?:[^，,。]{0,6}?)把[^，,。]{1,12}?(?:发|给|整理|准备|写|做|改|更新|提交|交|寄|传|同步|汇总)"
+                        r"|(?:我|我们)(?:都|也|就|一定|每次)*(?:会|将)(?!建议|觉得|认为|推荐|考虑|不会)[\u4e00-\u9fffA-Za-z]{2,}"
                         r"|(?:我|我们)(?:帮你|帮您|给你|给您|替你|会|将|每天|每周[一二三四五六日天]?|以后)"
                         r"(?:[^，,。]{0,8}?)(?:整理|汇总|发|提醒|检查|跟进|写|做|准备|安排|更新|同步|盯|处理|提交|通知|推送|联系|预订|订)")
 _EN_ACCEPT = re.compile(
     r"^(?:(?:oh|ok(?:ay)?|well)[,!.]?\s+)?(?:yes|yep|yeah|sure(?: thing)?|of course|absolutely|certainly|definitely|will do|can do|"
-    r"happy to|glad to|on it|you got it|got it|no problem|sounds good)\b", _I)
+    r"happy to|glad to|on it|you got it|got it|no problem|sounds good|understood|noted)\b", _I)
 _ZH_ACCEPT = re.compile(r"^(?:可以|好的?|行|没问题|当然|收到|明白|嗯|OK|ok)(?:的|啊|呀|吧)?[,，!！。:：\s]")
 _EN_IN_ANSWER = re.compile(
     r"\b(?:i|we)(?:'ll| will)\s+(?:(?:now|first|just)\s+)?(?:explain|walk you|show you|break (?:it|this|that) down|go (?:over|through)|"
@@ -54,6 +55,9 @@ _EN_DEFERRAL = re.compile(
     r"\b(?:to be decided|tbd|not decided yet|still undecided|pending (?:approval|a decision|sign-off))\b|"
     r"\bdepends on (?:what|whether|your|their)\b|\bwait(?:ing)? for (?:your|their|his|her|the [\w ]{1,20}) (?:call|decision|approval)\b",
     _I)
+_STANDING = re.compile(r"\b(?:going forward|from now on|from here on|in future|in the future|every time)\b|以后|之后|今后|往后|每次", _I)
+_RECURRING = re.compile(r"\bevery (?:day|week|morning|evening|night|month|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b|"
+                        r"每(?:天|日|周|星期|个?月|晚|早)", _I)
 _ZH_OPTION = re.compile(r"可以考虑|也可以|或者|要么|还可以选|可选(?:的)?(?:方案|有)|备选")
 _ZH_DEFERRAL = re.compile(
     r"等[^，,。]{0,12}(?:决定|拍板|确认|定夺|定了|批准)|(?:需要|得|要)[^，,。]{1,10}(?:确认|批准|同意|拍板|审批|签字)(?:后|之后|以后)|由[^，,。]{0,12}(?:决定|定|拍板)|[^，,。]{0,8}说了算|"
@@ -81,13 +85,26 @@ def en_confirmed_statement(clause: str) -> bool:
 
 
 def affirmed_commitment(text: str) -> bool:
-    """An acceptance followed by a commitment, or a "<Name> it is" choice: the assistant text confirms itself."""
+    """An acceptance followed by a commitment or a standing rule, or a "<Name> it is" choice: the assistant
+    text confirms itself."""
     stripped = text.strip()
     if _NAMING_IDIOM.search(stripped):
         return True
     if _ZH_ACCEPT.match(stripped):
-        return zh_commitment(stripped)
-    return _EN_ACCEPT.match(stripped) is not None and en_commitment(stripped) and not _EN_IN_ANSWER.search(stripped)
+        return zh_commitment(stripped) or standing_rule(stripped)
+    return _EN_ACCEPT.match(stripped) is not None and (en_commitment(stripped) or standing_rule(stripped)) \
+        and not _EN_IN_ANSWER.search(stripped)
+
+
+def standing_rule(clause: str) -> bool:
+    """ "no emojis in anything I write for you going forward", "以后…都不提了": a rule the assistant keeps from
+    now on (a request accepted as a lasting constraint on its own answers)."""
+    return _STANDING.search(clause) is not None
+
+
+def scheduled(clause: str) -> bool:
+    """A commitment on a recurring schedule ("每周日我会帮你复盘", "every Monday I'll send…") is a plan."""
+    return _RECURRING.search(clause) is not None
 
 
 def is_option(clause: str) -> bool:

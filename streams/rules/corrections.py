@@ -202,6 +202,8 @@ def cued_correction(sentence: str) -> tuple[str, str, str] | None:
             for width in (2, 1):
                 if i + width > len(pieces) or width == 2 and _cue_only(pieces[i]):
                     continue
+                if reading is _unnamed and i > 0 and not _cue_only(pieces[i - 1]):
+                    continue  # "我不是39岁，是40岁": the value continues a statement with a subject of its own
                 window = clean("".join(pieces[i:i + width]).strip().rstrip("。.!！"))
                 pair = _checked(reading(window, "".join(pieces[i + width:])))
                 if pair is not None:
