@@ -24,12 +24,12 @@ from engram.schemas.events import (
     PinRequested, Relation,
 )
 from engram.core.domains import profile_layer
-from engram.schemas.memory import MemoryRecord, MemoryType, is_single_valued
+from engram.schemas.memory import Candidate, MemoryRecord, MemoryType, is_single_valued
 
 from .forget import select_forget_targets
 from .govern import plan_evictions
 from .llm_calls import llm_call_events
-from .merge_rules import is_verbatim, judge_by_rules, topics_match
+from .merge_rules import is_verbatim, judge_by_rules, restates, topics_match
 from .switch import parse_switch, switch_replaces
 from .processor import ProcessorContext
 from .rules.common import keywords_of
@@ -227,7 +227,7 @@ def _find(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext) -> 
     candidate = event.candidate
     table = state.vectors(ctx.embedder).get(candidate.type)
     if table is None or not len(table):
-        return []
+        return _across_types(state, candidate)
     cosines = table.scores(embed_text(ctx.embedder, candidate.content))
     single = is_single_valued(candidate.slot)
     threshold = ctx.config.merge.find_cosine
@@ -247,8 +247,26 @@ def _find(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext) -> 
             candidate.topic and topics_match(record.topic, candidate.topic)
         ) or (switch and switch_replaces(candidate, record)):
             found.append((record, cos))
+    found.extend(_across_types(state, candidate))
     found.sort(key=lambda pair: (-pair[1], pair[0].memory_id))
     return found
+
+
+_SAME_FACT_TYPES = frozenset({MemoryType.USER_FACT, MemoryType.USER_PREFERENCE})
+
+
+def _across_types(state: UserMemories, candidate: Candidate) -> list[tuple[MemoryRecord, float]]:
+    """Mechanism (one fact, two readings): "I use vim" (a fact) and "我习惯用vim" (a preference) are one habit
+    read by two rules; a fact or preference finds the other type's memory of the same topic and stance, so the
+    repeat reinforces it instead of standing beside it."""
+    if is_verbatim(candidate.content):  # a note in the user's words restating a memory of any user type
+        return [(record, 0.0) for record in state.memories.values()
+                if record.type != candidate.type and not record.type.is_assistant and restates(candidate.content, record.content)]
+    if candidate.type not in _SAME_FACT_TYPES or not candidate.topic:
+        return []
+    return [(record, 0.0) for record in state.memories.values()
+            if record.type in _SAME_FACT_TYPES and record.type != candidate.type and record.negated == candidate.negated
+            and topics_match(record.topic, candidate.topic)]
 
 
 def _creation_reason(related: list[_Related], by_relation: dict[str, list[_Related]]) -> tuple[Relation, Judge, str]:
@@ -285,6 +303,7 @@ def _merge_ids(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[str, ...]:
 def _reinforce(event: MemoryProposed, related: _Related, ctx: ProcessorContext) -> _Change:
     old, c = related.record, event.candidate
     longer = len(c.content) > len(old.content) and related.cosine < ctx.config.merge.near_duplicate_cosine \
+        and c.type == old.type \
         and not (is_verbatim(c.content) and not is_verbatim(old.content))  # a note in the user's words never
     # replaces one the rules understood: it only reinforces it
     updates: dict[str, object] = {

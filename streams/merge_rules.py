@@ -50,8 +50,14 @@ MIN_RESTATED_CHARS = 6
 
 def comparable(content: str) -> str:
     """A note reduced to what it says: no verbatim prefix ("User said: ", "用户说："), no subject ("User", "我"),
-    compacted ("用户说：我每天早上6点起床去跑步。" and "用户每天早上6点起床去跑步" both read "每天早上6点起床去跑步")."""
-    return compact(_SUBJECT.sub("", _VERBATIM_PREFIX.sub("", content.strip())))
+    no third-person "s" on English words ("User uses vim" / "I use vim"), compacted ("用户说：我每天早上6点起床去跑步。"
+    and "用户每天早上6点起床去跑步" both read "每天早上6点起床去跑步")."""
+    body = _SUBJECT.sub("", _VERBATIM_PREFIX.sub("", content.strip()))
+    return compact(_AGREEMENT_S.sub("", body))
+
+
+_AGREEMENT_S = re.compile(r"(?<=[a-z]{3})s\b", re.IGNORECASE)
+"""The "s" a verb takes in the third person (and a plural's, read alike on both sides)."""
 
 
 def is_verbatim(content: str) -> bool:
@@ -59,7 +65,7 @@ def is_verbatim(content: str) -> bool:
     return _VERBATIM_PREFIX.match(content) is not None
 
 
-def _restates(new: str, old: str) -> bool:
+def restates(new: str, old: str) -> bool:
     """Mechanism (restatement): a verbatim note that holds a note the rules understood whole, or the reverse,
     says it again; the comparison drops the parts that differ only in who wrote the note down."""
     if is_verbatim(new) == is_verbatim(old):  # two readings in the user's words are not one restating the other
@@ -91,7 +97,7 @@ def judge_by_rules(
         )
     if new_text in old_text or old_text in new_text:
         return Judgement("same", "one statement contains the other; keeping the more specific", "rule")
-    if _restates(candidate.content, existing.content):
+    if restates(candidate.content, existing.content):
         return Judgement("same", "the same statement, once in the user's own words", "rule")
     if same_topic:
         return Judgement("same", f"same topic {candidate.topic!r} with the same stance", "rule")

@@ -185,6 +185,11 @@ _RETRACTED = re.compile(r"^(?:please\s+)?(?:scrap|forget|ignore|disregard|drop)\
 _TRAILING_SYMBOLS = re.compile(r"[^\w%]+$")
 
 
+def is_correction_cued(sentence: str) -> bool:
+    """The sentence carries a correction cue ("sorry", "我之前说错了")."""
+    return _CUED.search(sentence) is not None
+
+
 def cued_correction(sentence: str) -> tuple[str, str, str] | None:
     """`(wrong, right, rest of the sentence)` for a correction inside a longer sentence that carries a cue.
 

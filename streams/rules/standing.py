@@ -12,6 +12,7 @@ when all of these hold:
   or about a schedule and names a time;
 - it speaks of the user's own life: a first-person word, and a life domain or a name (in Chinese, where
   the subject is often left unsaid, the life domain alone: "外婆膝盖不太好");
+- it does not correct what was said before (its quote would keep the wrong value beside the corrected one);
 - it is not a task for the assistant, small talk, addressed to "you", about a bare "it" or "that" (what
   it is, the sentence does not say), nor in pasted material;
 - nothing is said twice: when the subject rules understood the turn, only a sentence naming something
@@ -30,6 +31,7 @@ from engram.core.text import terms
 from engram.schemas.memory import MemoryType as T
 
 from .common import CJK, Draft, entities_in, sentences, shorten
+from .corrections import is_correction_cued
 from .en import strip_lead
 from .en_turn import is_request
 from .mention import _ADDRESSED, _PASTED, _PRONOUN_SUBJECT, MAX_TURN_CHARS
@@ -96,8 +98,8 @@ def standing_notes(text: str, drafts: list[Draft]) -> list[Draft]:
         task = is_task(strip_lead(body)) or is_request(strip_lead(body))
         if task and body.rstrip().endswith(":") or task and ": " in body:
             break  # what follows "Summarize:" or "Translate this:" is the material, not the user's life
-        if not body or not _qualifies(body, is_question, task):
-            continue
+        if not body or not _qualifies(body, is_question, task) or is_correction_cued(body):
+            continue  # a sentence that corrects what was said would keep the wrong value in its quote
         own = set(terms(body))
         seen = facts if is_life_change(body) else known  # a mention does not hold a change of job or home
         names = {t for e in [*entities_in(body, prose=True), *_WHEN.findall(body)] for t in terms(e)}
