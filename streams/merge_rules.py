@@ -44,7 +44,7 @@ def topics_overlap(a: str | None, b: str | None) -> bool:
 
 _VERBATIM_PREFIX = re.compile(r"^(?:User (?:said|mentioned):\s*|用户(?:说|提到)[：:]\s*)")
 _SUBJECT = re.compile(r"^(?:User(?:'s)?\s+|用户(?:的)?|I\s+|I'm\s+|my\s+|我(?:的)?)", re.IGNORECASE)
-MIN_RESTATED_CHARS = 6
+MIN_RESTATED_CHARS = 8
 """A restatement must hold at least this many characters of the other note (no bare "User likes")."""
 
 

@@ -169,7 +169,7 @@ def correction_note(old: str, new: str) -> str:
 
 
 _CUED = re.compile(r"\b(?:sorry|oops|whoops|correction|my bad|my mistake|wait|typo|misspoke|scratch that|actually|"
-                   r"i meant|update|not quite right|not accurate|inaccurate|scrap|disregard)\b|记错了|搞错了|弄错了|说反了|说错了|打错了|写错了|"
+                   r"i meant|update|not quite right|not accurate|inaccurate|scrap|disregard|forget|ignore)\b|记错了|搞错了|弄错了|说反了|说错了|打错了|写错了|"
                    r"口误|更正|纠正|更新一下|不对|不准确", _I)
 """A correction cue anywhere in the sentence: only then is a frame looked for inside it, clause by clause."""
 _PIECE = re.compile(r".+?(?:[，；：;:]+\s*|(?<!\d),\s*|,(?!\d)\s*|\s[-–—]\s+|$)", re.DOTALL)
@@ -209,13 +209,17 @@ def cued_correction(sentence: str) -> tuple[str, str, str] | None:
                     continue
                 if reading is _unnamed and i > 0 and not _cue_only(pieces[i - 1]):
                     continue  # "我不是39岁，是40岁": the value continues a statement with a subject of its own
-                window = clean("".join(pieces[i:i + width]).strip().rstrip("。.!！"))
-                pair = _checked(reading(window, "".join(pieces[i + width:])))
-                if pair is not None:
-                    said = [_stated(window)] if reading is _unnamed and _stated(window) else []
-                    rest = [p for p in pieces[:i] if not _cue_only(p)] + said + pieces[i + width:]
-                    return pair[0], pair[1], clean(" ".join(p.strip() for p in rest))
+                window = clean("".join(pieces[i:i + width]).strip(_CLAUSE_ENDS))
+                found = reading(window, "".join(pieces[i + width:]))
+                if found is not None and _checked(found[:2]):
+                    rest = [p for p in pieces[:i] if not _cue_only(p)] + ([found[2]] if found[2] else []) + pieces[i + width:]
+                    return found[0], found[1], clean(" ".join(p.strip() for p in rest))
     return None
+
+
+_CLAUSE_ENDS = " ,，;；:：。.!！"
+Reading = tuple[str, str, str]
+"""(wrong value, right value, the statement the clause still makes for the rules, or "")."""
 
 
 def _stated(window: str) -> str:
@@ -226,38 +230,35 @@ def _stated(window: str) -> str:
     return body if re.match(r"(?:i'm|i am|我)", body, _I) else ""
 
 
-def _checked(pair: tuple[str, str] | None) -> tuple[str, str] | None:
-    if pair is None or not pair[1] or pair[0].lower() == pair[1].lower() or _NOT_VALUE.match(pair[1]):
-        return None
-    return pair
+def _checked(pair: tuple[str, str]) -> bool:
+    return bool(pair[1]) and pair[0].lower() != pair[1].lower() and not _NOT_VALUE.match(pair[1])
 
 
-def _named(window: str, after: str) -> tuple[str, str] | None:
+def _named(window: str, after: str) -> Reading | None:
     pair = named_correction(window)
     if pair is None and CJK.search(window):
         m = _ZH_SUBJECT_FRAME.match(window)
         pair = (_value(m.group("old")), _value(m.group("new"))) if m else None
-    return pair
+    return (*pair, "") if pair else None
 
 
-def _rejected(window: str, after: str) -> tuple[str, str] | None:
+def _rejected(window: str, after: str) -> Reading | None:
     zh = CJK.search(window) is not None
-    m = (_ZH_ANY_REJECTED if zh else _EN_ANY_REJECTED).match(window)
-    found = _rejected_pair(m, zh) if m else None
-    return found[:2] if found else None
+    m = (_ZH_ANY_REJECTED if zh else _EN_ANY_REJECTED).match(_EN_CUE_ONLY.sub("", window) if not zh else window)
+    return _rejected_pair(m, zh) if m else None  # the head stays: "the workshop is in Ghent"
 
 
-def _unnamed(window: str, after: str) -> tuple[str, str] | None:
+def _unnamed(window: str, after: str) -> Reading | None:
     m = (_ZH_UNNAMED if CJK.search(window) else _EN_UNNAMED).match(window)
     new = _bare(_value(m.group("new"))) if m else ""
-    return ("", new) if new and has_shape(new) else None
+    return ("", new, _stated(window)) if new and has_shape(new) else None
 
 
-def _retracted(window: str, after: str) -> tuple[str, str] | None:
+def _retracted(window: str, after: str) -> Reading | None:
     m = _RETRACTED.match(window) if not CJK.search(window) else None
     olds = [v.strip() for v in _SHAPED_VALUE.findall(m.group("old")) if has_shape(v.strip())] if m else []
     news = same_shape_values(after, olds[-1]) if olds else []
-    return (olds[-1], news[0]) if news else None
+    return (olds[-1], news[0], "") if news else None
 
 
 _READINGS = (_named, _rejected, _unnamed, _retracted)
