@@ -99,8 +99,8 @@ def test_a_zh_count_update_rewrites_the_count() -> None:
 
 
 def test_subject_is_new_not_old_corrects_the_kind() -> None:
-    memories = remember("我家兔子叫团子，两岁了", "哦对了纠正一下，团子是仓鼠不是兔子😅 打错字了")
-    assert holding(memories, "团子", "仓鼠") and not holding(memories, "兔子")
+    memories = remember("我家鹦鹉叫阿绿，两岁了", "哦对了纠正一下，阿绿是八哥不是鹦鹉😅 打错字了")
+    assert holding(memories, "阿绿", "八哥") and not holding(memories, "鹦鹉")
 
 
 def test_a_later_slot_value_retires_the_earlier_one_without_naming_it() -> None:
@@ -163,7 +163,7 @@ def test_assistant_commitments_are_kept_and_options_or_deferrals_are_not() -> No
     assert notes("Decision: we'll use Redis — it is already in the stack.", "assistant")[0] == (
         T.ASSISTANT_DECISION, "Use Redis", False)
     assert notes("好的，你也可以考虑用 Redis 或者 Memcached，看你的意思。", "assistant") == []
-    assert notes("That's your lead's call — once she decides I'll set it up.", "assistant") == []
+    assert notes("Sure, it depends on what your finance team says; I'll order it after that.", "assistant") == []
 
 
 def test_a_plan_header_makes_its_clauses_plan_items_and_a_recurring_commitment_a_plan() -> None:
