@@ -16,6 +16,7 @@ from engram.schemas.memory import MemoryType, Role
 
 from . import en_turn, zh
 from .assistant import assistant_drafts
+from .conditions import as_constraint
 from .corrections import correction_drafts
 from .clauses import collapse_repeats, unwrap_reminders
 from .common import CJK, Draft, entities_in, keywords_of, prepare, sentences, shorten
@@ -81,7 +82,7 @@ def _user_drafts(text: str) -> list[Draft]:
         drafts.extend(standing_notes(text, drafts))  # standing facts of shapes the rules above do not read
         drafts.extend(kin_notes(text, drafts))  # the people and pets named with their relation to the user
     drafts.extend(corrections)  # after the statements, so a correction finds the right value already noted
-    return [d for d in drafts if not _CREDENTIAL.search(d.content) and not _HANDLE.search(d.content)
+    return [as_constraint(d) for d in drafts if not _CREDENTIAL.search(d.content) and not _HANDLE.search(d.content)
             and not (d.attribute == "contact" and _CONTACT_NUMBER.search(d.content) and not find_pii(d.content))]
 
 

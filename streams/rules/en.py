@@ -23,6 +23,8 @@ _LEAD = re.compile(
     r"recently|these days|currently|for now|for the time being|at the moment|still|though|because|since)\b[,!.]?\s*)+",
     _I,
 )
+_VERDICT = r"(?:terrible|awful|bad|good|great|decent|lousy|hopeless|pretty|not|big|huge|total|complete|amateur|keen)"
+"""A judgement before a job noun ("I'm a terrible cook") describes a skill, not an occupation."""
 _SUBJ = r"^(?:i|we)(?:\s*'\s*(?:m|ve|d|re)|\s+(?:am|are|have|had))?\s+(?:been\s+)?"
 _ADV = (
     r"(?:(?:really|also|still|just|actually|definitely|absolutely|totally|truly|do|genuinely|kind of|"
@@ -39,7 +41,9 @@ _JOBS = (
     r"physicist|chemist|biologist|psychologist|social worker|caregiver|youtuber|streamer|blogger|"
     r"carpenter|farmer|baker|nutritionist|retiree|sre|devops|paramedic|surgeon|physician|midwife|receptionist|"
     r"hairdresser|stylist|realtor|broker|auditor|actuary|recruiter|paralegal|attorney|judge|police officer|"
-    r"courier|nanny|swe|qa|ux designer|data scientist|entrepreneur|homemaker|stay-at-home (?:mom|dad|parent))"
+    r"courier|nanny|swe|qa|ux designer|data scientist|entrepreneur|homemaker|stay-at-home (?:mom|dad|parent)|"
+    r"hygienist|optician|optometrist|radiographer|sonographer|physiotherapist|cleaner|housekeeper|gardener|"
+    r"landscaper|postman|postwoman|mail carrier|carer|care worker)"
 )
 _TIME = (
     r"\b(?:\d{1,2}(?::\d\d)?\s*(?:am|pm|o'clock)|weekends?|weekdays?|evenings?|mornings?|nights?|"
@@ -54,12 +58,14 @@ _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Builder], ...] = (
      re.compile(rf"^(?:my name is|my name's|(?:the\s+)?name's|i'm called|i am called|(?:you can |please )?call me|people call me|i go by)\s+(?P<v>[^\W\d_][\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*){{0,2}})(?:\s+(?:from now on|please|instead|now|by the way|btw))*$", _I), _name),
     ("o", (" here",),
      re.compile(r"^(?P<v>(?-i:[A-Z][a-z]{1,14}))\s+here$", _I), _name),
+    ("o", (" here",),
+     re.compile(rf"^(?P<art>)(?P<v>(?:retired\s+|former\s+)?(?:[\w-]+\s+){{0,2}}?{_JOBS})\s+here$", _I), _occupation),
     ("i", ("i'm", "i am", "this is"),
      re.compile(r"^(?:i'm|i am|this is)\s+(?P<v>(?-i:[A-Z][a-z]+)(?:\s+(?-i:[A-Z][a-z]+))?)(?:\s+(?:by the way|btw|here))?$", _I), _name),
     ("i", ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
      re.compile(r"^(?:i'm|i am|i just turned|i turned|i'll be|i will be)\s+(?:actually\s+|now\s+|really\s+)?(?P<v>\d{1,3})(?:\s*(?:years?|yrs?)(?:\s+old)?|\s*y/?o)?(?:\s+(?:btw|by the way|now|actually|lol))*$", _I), _age),
     ("i", (" a ", " an "),
-     re.compile(rf"^(?:i'm|i am|i work as|i'm working as|i've been working as|i have been working as)\s+(?:currently\s+|now\s+|still\s+)?(?P<art>a|an|the)\s+(?P<v>(?:[\w+#./-]+\s+){{0,3}}?{_JOBS}s?(?:\s+(?:in|of)\s+(?-i:[a-z])[^,;]*)?)(?:\s+(?:now|these days|by the way|btw|here|there))?$", _I), _occupation),
+     re.compile(rf"^(?:i'm|i am|i work (?:part-time |full-time |freelance )?as|i'm working (?:part-time |full-time )?as|i've been working as|i have been working as)\s+(?:currently\s+|now\s+|still\s+)?(?P<art>a|an|the)\s+(?!{_VERDICT}\b)(?P<v>(?:[\w+#./-]+\s+){{0,3}}?{_JOBS}s?(?:\s+(?:in|of)\s+(?-i:[a-z])[^,;]*)?)(?:\s+(?:one|two|three|four|five|six|\d)\s+(?:days?|nights?|shifts?)\s+a\s+week)?(?:\s+(?:now|these days|by the way|btw|here|there))?$", _I), _occupation),
     ("i", ("teach",),
      re.compile(rf"{_SUBJ}{_ADV}(?:teach|teaching)\s+(?P<v>[^,;]+)$", _I), _teaches),
     ("i", ("shift", "nights", "days", "weekends", "evenings"),

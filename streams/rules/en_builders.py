@@ -41,7 +41,9 @@ def _age(m: re.Match[str]) -> Draft:
 
 def _occupation(m: re.Match[str]) -> Draft:
     job = en_object(m.group("v"))
-    content = f"User is {m.group('art').lower()} {job}"
+    job = job if m.group("art") else job[:1].lower() + job[1:]
+    article = m.group("art").lower() or ("an" if job[:1].lower() in "aeiou" else "a")  # "Retired nurse here"
+    content = f"User is {article} {job}"
     return Draft(T.USER_PROFILE, content, 0.9, "occupation", topic_of(job), False, entities_in(job))
 
 

@@ -292,6 +292,9 @@ def _resolve(body: str, turn: _Turn) -> str:
 
 
 def _implicit(body: str, turn: _Turn) -> str:
+    if body.lower().endswith(" here") and match_clause(body) is not None:  # "Retired nurse here": a self-introduction
+        turn.subject = "user"
+        return body
     now_at = _BARE_AT.match(body) if turn.job_change else None
     if now_at:
         turn.subject = "user"
