@@ -120,6 +120,7 @@ _SELF_MARK = re.compile(r"我|\b(?:I|I'm|my|we)\b", re.IGNORECASE)
 _PIECE = re.compile(r".+?(?:[，；。！？!?;\n]+|(?<!\d),|,(?!\d)|\.(?=\s)|$)\s*", re.DOTALL)
 """Pieces end at clause punctuation (full-width commas are ASCII after NFKC), never inside "1,200"."""
 _EN_OPENING = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|if|as|can|could|please|imagine)\b", re.IGNORECASE)
+_GREETING_BEFORE_CJK = re.compile(r"^\s*(?:hi|hello|hey|hiya|hallo)\b[\W_]*(?=[\u4e00-\u9fff])", re.IGNORECASE)
 _ZH_PRONOUN_ONLY = re.compile(r"^[我们的\s]+$")
 
 
@@ -133,6 +134,7 @@ def script_runs(text: str) -> list[tuple[str, bool]]:
     """
     runs: list[tuple[str, bool]] = []
     for piece in _PIECE.findall(text):
+        piece = _GREETING_BEFORE_CJK.sub("", piece)  # "Hi 我是 Lily": the greeting does not make the clause English
         chinese = _is_chinese(piece)
         if not chinese and CJK.search(piece):
             piece = _english_pronouns(piece)

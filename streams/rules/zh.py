@@ -23,7 +23,7 @@ from .tense import planned, zh_deadline, zh_timed
 from .mood import is_hypothetical, is_momentary, is_sarcastic
 from .zh_builders import FOLLOW_UP as _FOLLOW_UP, JOB as _JOB, Builder
 from .zh_builders import (
-    _age, _allergy, _as_role, _availability, _budget, _cannot, _diet, _dislike, _education, _gender, _goal,
+    _age, _allergy, _as_role, _studied, _availability, _budget, _cannot, _diet, _dislike, _education, _gender, _goal,
     _grew_up, _habit, _has, _here, _hometown, _language, _like, _location, _main_goal, _must, _my_thing, _name,
     _new_role, _occupation, _role_at, _settled, _shift, _standing_wish, _switched, _used_to, _workplace)
 
@@ -100,13 +100,17 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(r"^(?:作为|身为)(?:一个|一名|一位|个)?(?P<v>[^,，。]{2,12})$"), _as_role),
     (re.compile(rf"^{_ADV}(?:住在|居住在|生活在|定居在|定居|住|搬到了|搬到|搬去了|搬去)(?P<v>[^,，。]{{1,16}})$"), _location),
     (re.compile(r"^(?:来自|是)(?P<v>[^,，。个一]{1,8})人$"), _hometown),
-    (re.compile(r"^(?:的)?(?:老家|家乡)(?:在|是)(?P<v>[^,，。]{1,12})$"), _hometown),
+    (re.compile(r"^(?:的)?(?:老家|家乡)(?:在|是)?(?P<v>[^,，。的]{1,12}?)(?:的|人)?$"), _hometown),
+    (re.compile(r"^(?:坐标|现居|base在|base)(?P<v>[\u4e00-\u9fffA-Za-z]{2,10})$"), _location),  # "坐标深圳": where the user is based
+    (re.compile(r"^(?P<how>本科|硕士|研究生|博士|大学)(?P<at>是|在|读的是|读的)?(?P<v>[^,，。是]{2,12}?)(?:读的|念的|上的|毕业的|毕业)?$"), _studied),
+    (re.compile(rf"^{_ADV}(?P<how>在)(?P<v>(?-i:[A-Z])[\w&.-]*(?:\s(?-i:[A-Z])[\w&.-]*)*|[^,，。]{{1,12}}?(?:大学|学院|学校))(?:读|念|学)(?P<subj>[^,，。]{{2,20}})$"), _studied),
     (re.compile(r"^(?P<how>毕业于|在)(?P<v>[^,，。]{1,16}?(?:大学|学院|学校|中学))(?:读书|上学|读研|读博|念书|毕业)?$"), _education),
     (re.compile(r"^对(?P<v>[^,，。]{1,12})过敏$|^(?!有点|有些|比较|特别|非常|很|挺|轻微|严重|稍微|也|还|都)(?P<v2>[\u4e00-\u9fff]{1,6})过敏$"), _allergy),
     (re.compile(rf"^{_ADV}(?P<neg>不再|不太|不怎么|不是很|一点也不|一点都不|不|没那么)(?P<verb>喜欢|爱|喜爱|偏好|习惯)(?P<v>[^,，。]{{1,24}})$"), _dislike),
     (re.compile(rf"^{_ADV}(?P<neg>讨厌|厌恶|受不了|反感|烦|害怕|怕)(?P<verb>)(?P<v>[^,，。]{{1,24}})$"), _dislike),
     (re.compile(rf"^{_ADV}(?P<neg>不能|没法|无法)(?P<verb>吃|喝|碰|用|熬夜)(?P<v>[^,，。]{{0,16}})$"), _cannot),
     (re.compile(rf"^{_ADV}(?P<neg>不|从不|从来不|不再|很少)(?P<verb>吃|喝|抽|碰|用|看|玩)(?P<v>[^,，。]{{1,16}})$"), _dislike),
+    (re.compile(rf"^{_ADV}(?:很|非常|特别|比较|挺|超级|超|巨)*(?P<verb>能吃)(?P<v>辣)"), _like),  # "超能吃辣": likes it hot
     (re.compile(rf"^{_ADV}(?:{_LEISURE})?(?:很|非常|特别|比较|最|挺|超级|超|更)*(?P<verb>喜欢|热爱|偏好|偏爱|喜爱|爱吃|爱喝|爱玩|爱看|爱|迷上了|擅长|习惯)(?P<v>[^,，。]{{1,24}})$"), _like),
     (re.compile(r"^(?:的)?(?:目前的|现在的|长期|最大的)?(?:目标|梦想|理想)(?:是|就是)(?P<v>.{2,30})$"), _main_goal),
     (re.compile(r"^(?:(?:也|还|真的)?(?:希望|想要|想让|要|需要|请))?你?(?:们)?(?P<when>以后|今后|之后|往后|每次|始终|一直|永远)(?P<what>.{2,30})$"), _standing_wish),

@@ -53,11 +53,11 @@ def _occupation(m: re.Match[str]) -> Draft | tuple[Draft, ...] | None:
     return zh_role_duration(job) or Draft(T.USER_PROFILE, f"用户是{job}", 0.9, "occupation", topic_of(job), False, entities_in(job))
 
 
-_ORG = re.compile(
-    r"(?:公司|集团|科技|银行|大学|学院|医院|研究院|研究所|实验室|工作室|团队|部门|[A-Za-z])$"
-    r"|^(?:腾讯|阿里|阿里巴巴|字节|字节跳动|百度|华为|小米|京东|美团|网易|拼多多|微软|谷歌|苹果|亚马逊|蚂蚁|快手|滴滴|携程|"
-    r"小红书|联想|中兴|比亚迪|蔚来|招商银行|平安)"
-)
+_KNOWN_ORGS = (r"(?:腾讯|阿里巴巴|阿里|字节跳动|字节|百度|华为|小米|京东|美团|网易|拼多多|微软|谷歌|苹果|亚马逊|蚂蚁|快手|滴滴|"
+               r"携程|小红书|联想|中兴|比亚迪|蔚来|招商银行|平安)")
+_ORG = re.compile(r"(?:公司|集团|科技|银行|大学|学院|医院|研究院|研究所|实验室|工作室|团队|部门|[A-Za-z])$|^" + _KNOWN_ORGS)
+_CITY_ORG = re.compile(r"^(?P<city>[\u4e00-\u9fff]{2,3}?)(?P<org>" + _KNOWN_ORGS + r")$")
+"""A known employer after a city ("杭州阿里", "北京字节")."""
 
 
 def _workplace(m: re.Match[str]) -> Draft | None:
@@ -90,6 +90,11 @@ def _role_at(m: re.Match[str]) -> tuple[Draft, ...] | None:
     if not job:
         return None
     role = Draft(T.USER_PROFILE, f"用户是{job}", 0.9, "occupation", topic_of(job), False, entities_in(job))
+    city_org = _CITY_ORG.match(place)
+    if city_org is not None:  # "在杭州阿里做设计": the employer, and the city it is in
+        org, city = city_org.group("org"), city_org.group("city")
+        return (Draft(T.USER_PROFILE, f"用户在{org}工作", 0.85, "company", None, False, (org,)), role,
+                Draft(T.USER_FACT, f"用户在{city}工作", 0.8, "location", None, False, (city,)))
     if _ORG.search(place) and not place.startswith(("一家", "一个", "家")):
         return (Draft(T.USER_PROFILE, f"用户在{place}工作", 0.85, "company", None, False, (place,)), role)
     if not _ORG.search(place) and not place.startswith(("一家", "一个", "家")) and len(place) <= 6:
@@ -166,6 +171,17 @@ def _hometown(m: re.Match[str]) -> Draft | None:
 def _education(m: re.Match[str]) -> Draft | None:
     school = _v(m)
     return Draft(T.USER_PROFILE, f"用户{m.group('how')}{school}", 0.8, "education", None, False, (school,))
+
+
+def _studied(m: re.Match[str]) -> Draft | None:
+    """ "本科同济", "大学在武汉读的", "在UCL读psychology": where (and what) the user studied."""
+    school = _v(m)
+    if not school:
+        return None
+    subject = zh_object(m.groupdict().get("subj") or "")
+    at = "在" if m.groupdict().get("at") == "在" else ""
+    content = f"用户{m.group('how')}{at}{school}" + (f"读{subject}" if subject else "")
+    return Draft(T.USER_PROFILE, content, 0.8, "education", None, False, entities_in(content) or (school,))
 
 
 def _like(m: re.Match[str]) -> Draft | None:
