@@ -252,8 +252,22 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
             continue
         draft = planned(_with_when(draft, when), part)
         out.append(draft)
+        out.extend(employer_city(draft))
         turn.named = turn.named or draft.attribute == "name"
         turn.antecedent = (draft.entities[0] if draft.entities else "") or turn.antecedent
+
+
+_IN_PLACE = re.compile(r"\s+in\s+(?P<p>(?-i:[A-Z])[\w-]+(?:\s+(?-i:[A-Z])[\w-]+)?)$", _I)
+
+
+def employer_city(draft: Draft) -> list[Draft]:
+    """Mechanism (employer in a place): "User works at a fintech startup in Manchester" also says where the
+    user works, a location of its own."""
+    at = _IN_PLACE.search(draft.content) if draft.attribute == "company" else None
+    if at is None:
+        return []
+    place = at.group("p")
+    return [Draft(T.USER_FACT, f"User works in {place}", 0.8, "location", None, False, (place,))]
 
 
 def _with_when(draft: Draft, when: str) -> Draft:
@@ -332,6 +346,9 @@ def _it(body: str, turn: _Turn) -> str:
     return f"{turn.antecedent} is {rest}"
 
 
+_STUDENT = re.compile(r"\b(?:student|undergrad(?:uate)?|postgrad(?:uate)?|phd candidate|doctoral candidate|postdoc|fresher)\s*$", _I)
+
+
 def _role_parts(body: str) -> list[str]:
     """A role and its tail as separate clauses ("I'm a nurse working nights")."""
     work_as = _WORK_AS.match(body)
@@ -344,6 +361,8 @@ def _role_parts(body: str) -> list[str]:
     low = tail.lower()
     if low.startswith("based "):
         tail = f"I'm {tail}"
+    elif low.startswith("at ") and _STUDENT.search(m.group("head")):
+        return [body]  # "a biology student at Edinburgh": the school belongs with the role, it is no employer
     elif low.startswith(("at ", "for ", "with ", "in ")):
         tail = f"I work {tail}"
     elif low.startswith("from "):
