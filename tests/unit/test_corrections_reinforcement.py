@@ -170,3 +170,30 @@ def test_a_plan_header_makes_its_clauses_plan_items_and_a_recurring_commitment_a
     kinds = notes("行，就这么定：周二周四跑步，周六游泳。每周一我会帮你回顾一次。", "assistant")
     assert [k for k, _, _ in kinds] == [T.ASSISTANT_PLAN] * 3
     assert any("周六游泳" in c for _, c, _ in kinds)
+
+
+def test_a_condition_the_user_lives_with_is_a_constraint_and_someone_elses_is_not() -> None:
+    assert (T.USER_CONSTRAINT, "User has got coeliac disease", False) in notes("I've got coeliac disease, so no bread")
+    assert [k for k, _, _ in notes("我自己有痛风，海鲜吃不了")][:1] == [T.USER_CONSTRAINT]
+    assert all(k is not T.USER_CONSTRAINT for k, _, _ in notes("My dad has gout."))
+
+
+def test_a_judged_job_noun_is_no_occupation_and_a_job_here_is() -> None:
+    assert all(d.attribute != "occupation" for d in extract_drafts("user", "I'm a hopeless gardener"))
+    assert ("occupation", "User is a retired pharmacist") in [
+        (d.attribute, d.content) for d in extract_drafts("user", "Retired pharmacist here, 71")]
+    assert ("occupation", "User is a radiographer") in [
+        (d.attribute, d.content) for d in extract_drafts("user", "I work part-time as a radiographer two days a week")]
+
+
+def test_an_employer_in_a_city_is_also_where_the_user_works() -> None:
+    drafts = extract_drafts("user", "I work as a designer at a small agency in Leipzig.")
+    assert ("location", "User works in Leipzig") in [(d.attribute, d.content) for d in drafts]
+    zh = extract_drafts("user", "我在深圳腾讯做后端")
+    assert {("company", "用户在腾讯工作"), ("location", "用户在深圳工作")} <= {(d.attribute, d.content) for d in zh}
+
+
+def test_zh_intro_shapes_keep_their_facts() -> None:
+    got = {(d.attribute, d.content) for d in extract_drafts("user", "坐标成都，老家德阳的，本科川大")}
+    assert {("location", "用户住在成都"), ("hometown", "用户来自德阳"), ("education", "用户本科川大")} <= got
+    assert ("name", "用户叫Nora") in {(d.attribute, d.content) for d in extract_drafts("user", "Hi 我是 Nora，今年30")}
