@@ -34,6 +34,7 @@ from .switch import parse_switch, switch_replaces
 from .processor import ProcessorContext
 from .rules.common import keywords_of
 from .rules.corrections import corrected_candidate, holds_value, latest_holding, parse_correction_note
+from .rules.repeats import parse_repeat_note, restated_memory
 from .rules.value_shapes import latest_shaped
 
 MAX_PROVENANCE = 50
@@ -161,6 +162,9 @@ def _consolidate(
     named = parse_correction_note(event.candidate.content)
     if named is not None:
         return _named_correction(state, event, ctx, *named), ()
+    said = parse_repeat_note(event.candidate.content)
+    if said is not None:
+        return _restated(state, event, ctx, said), ()
     related = _judged_related(state, event, ctx)
     calls = tuple(call for r in related for call in r.judgement.calls)
     return _decide(state, event, ctx, related), calls
@@ -203,6 +207,18 @@ def _named_correction(state: UserMemories, event: MemoryProposed, ctx: Processor
     if any(m.type == target.type and holds_value(m.content, new) for m in state.memories.values()):
         return [_apply(state, ctx.embedder, _retire(event, _Related(target, 1.0, judgement)))]  # right value already held
     return _decide(state, event.model_copy(update={"candidate": corrected}), ctx, [_Related(target, 1.0, judgement)])
+
+
+def _restated(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext, said: str) -> list[_Change]:
+    """A repeat note reinforces the memory it restates (`rules.repeats`); it is never stored itself."""
+    target = restated_memory(state.memories.values(), said)
+    this_turn = set(event.candidate.source_message_ids)
+    judgement = Judgement("same", "the user said it again", "rule")
+    if target is None or this_turn & set(target.source_message_ids):
+        memory_id = derive_id(event.event_id, "consolidate", "memory")
+        reason = "said again in a turn that already noted it" if target is not None else "a repeat of nothing remembered"
+        return [_Change(memory_id, "discarded", None, None, "skip", "rule", reason)]
+    return [_apply(state, ctx.embedder, _reinforce(event, _Related(target, 1.0, judgement), ctx))]
 
 
 def _judged_related(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext) -> list[_Related]:

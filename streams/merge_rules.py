@@ -42,7 +42,7 @@ def topics_overlap(a: str | None, b: str | None) -> bool:
     return bool(ca and cb) and len(ca & cb) / len(ca | cb) >= 0.5
 
 
-_VERBATIM_PREFIX = re.compile(r"^(?:User (?:said|mentioned):\s*|用户(?:说|提到)[：:]\s*)")
+_VERBATIM_PREFIX = re.compile(r"^(?:User (?:said|mentioned|repeated):\s*|用户(?:说|提到|重申)[：:]\s*)")
 _SUBJECT = re.compile(r"^(?:User(?:'s)?\s+|用户(?:的)?|I\s+|I'm\s+|my\s+|我(?:的)?)", re.IGNORECASE)
 MIN_RESTATED_CHARS = 8
 """A restatement must hold at least this many characters of the other note (no bare "User likes")."""

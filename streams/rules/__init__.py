@@ -18,11 +18,12 @@ from . import en_turn, zh
 from .assistant import assistant_drafts
 from .conditions import as_constraint
 from .corrections import correction_drafts
-from .clauses import collapse_repeats, unwrap_reminders
+from .clauses import collapse_repeats, restated, unwrap_reminders
 from .common import CJK, Draft, entities_in, keywords_of, prepare, sentences, shorten
 from .irony import ironic_turn
 from .mention import mention_drafts
 from .narrative import attachments
+from .repeats import repeat_note
 from .tense import is_plan
 from .kin import kin_notes
 from .standing import standing_notes
@@ -64,7 +65,9 @@ def _user_drafts(text: str) -> list[Draft]:
 
     Described attachments ("[image: …]") are taken out first and noted on their own (`narrative.attachments`).
     """
-    text, drafts = attachments(unwrap_reminders(collapse_repeats(text)))
+    text = collapse_repeats(text)
+    repeats = [repeat_note(clause) for clause in restated(text)]
+    text, drafts = attachments(unwrap_reminders(text))
     text, corrections = correction_drafts(text)
     carried = False
     for run, chinese in script_runs(text):
@@ -82,6 +85,7 @@ def _user_drafts(text: str) -> list[Draft]:
         drafts.extend(standing_notes(text, drafts))  # standing facts of shapes the rules above do not read
         drafts.extend(kin_notes(text, drafts))  # the people and pets named with their relation to the user
     drafts.extend(corrections)  # after the statements, so a correction finds the right value already noted
+    drafts.extend(repeats)  # last: a repeat reinforces only what this turn did not already
     return [as_constraint(d) for d in drafts if not _CREDENTIAL.search(d.content) and not _HANDLE.search(d.content)
             and not (d.attribute == "contact" and _CONTACT_NUMBER.search(d.content) and not find_pii(d.content))]
 

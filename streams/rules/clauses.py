@@ -57,12 +57,12 @@ _NOT_VERB = frozenset(
     love miss hope wish""".split()
 )
 _EN_REMINDER = re.compile(
-    r"(?:^|(?<=[.!?]\s))(?:(?:just|again|once again|quick|friendly)\s+)*(?:a\s+)?(?:(?:friendly|quick)\s+)?"
-    r"(?:reminder|remember|recall|note)(?:\s*[:,-]\s*|\s+that\s+)"
+    r"(?:^|(?<=[.!?]\s)|(?<=,\s))(?:(?:just|again|once again|quick|friendly)\s+)*(?:a\s+)?(?:(?:friendly|quick)\s+)?"
+    r"(?:reminder|remember|recall|note)(?:\s*[:,-]\s*|\s+that\s+|\s+(?=i(?:'m)?\b))"
     r"|(?:^|(?<=[.!?]\s))(?:(?:just|and|please)\s+)?(?:(?:don't|do not|never) forget|remember)(?:\s*[:,-]\s*|\s+that\s+|\s+(?=i(?:'m)?\b))"
     r"|(?:^|(?<=[.!?]\s))(?:as|like)\s+i\s+(?:said|mentioned|told you|wrote)(?:\s+(?:before|earlier|last time|already))?\s*[,:]?\s*"
     r"|(?:^|(?<=[.!?]\s))i\s+(?:already\s+)?(?:told you|said|mentioned)(?:\s+(?:before|earlier|last time))?\s*(?:[,:]\s*|\s+that\s+)"
-    r"|(?:^|(?<=[.!?]\s))again\s*,\s*",
+    r"|(?:^|(?<=[.!?]\s))(?:and\s+)?(?:once\s+)?again\s*,\s*",
     _I,
 )
 _MAY_REMIND = re.compile(r"remind|rememb|recall|note|said|mentioned|told|wrote|again|forget|说|强调|提醒", _I)
@@ -112,6 +112,24 @@ def zh_emphatic_shi(body: str) -> str:
 def zh_without_still(body: str) -> str:
     """ "还是每天跑步" -> "每天跑步": "still" repeats a fact, it does not change it."""
     return _ZH_STILL.sub(lambda m: m.group("s") or "", body)
+
+
+def restated(text: str) -> list[str]:
+    """The clauses a reminder frame wraps ("reminder I'm lactose intolerant", "again, metric please", "再强调一遍，
+    我吃素的"): what the user says again, each up to the end of its clause."""
+    if not _MAY_REMIND.search(text):
+        return []
+    out = []
+    for m in [*_EN_REMINDER.finditer(text), *_ZH_REMINDER.finditer(text)]:
+        clause = _FINAL_PARTICLES.sub("", _CLAUSE_END.split(_PARTICLES.sub("", text[m.end():]), 1)[0].strip())
+        if clause:
+            out.append(clause)
+    return out
+
+
+_PARTICLES = re.compile(r"^[哈啊呀哦嗯啦喔]+[,，\s]*")
+_FINAL_PARTICLES = re.compile(r"(?<=[\u4e00-\u9fff])[哈啊呀哦嗯啦喔]+$")
+_CLAUSE_END = re.compile(r"[,;.!?，；。！？]|\s+so\s+")
 
 
 def unwrap_reminders(text: str) -> str:

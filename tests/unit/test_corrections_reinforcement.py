@@ -197,3 +197,14 @@ def test_zh_intro_shapes_keep_their_facts() -> None:
     got = {(d.attribute, d.content) for d in extract_drafts("user", "坐标成都，老家德阳的，本科川大")}
     assert {("location", "用户住在成都"), ("hometown", "用户来自德阳"), ("education", "用户本科川大")} <= got
     assert ("name", "用户叫Nora") in {(d.attribute, d.content) for d in extract_drafts("user", "Hi 我是 Nora，今年30")}
+
+
+def test_a_restatement_marker_reinforces_what_it_restates_once() -> None:
+    memories = remember("I really prefer cycling routes without hills, can you plan one for Sunday?",
+                        "thanks. and again, no hills please, my knees hate them")
+    hills = holding(memories, "hills")
+    assert len(hills) == 1 and hills[0].source_count == 2
+    twice = remember("I'm allergic to kiwi.", "got a fruit box order coming, reminder I'm allergic to kiwi so check it")
+    kiwi = holding(twice, "kiwi")
+    assert len(kiwi) == 1 and kiwi[0].source_count == 2  # the rules and the marker do not count it twice
+    assert not holding(remember("again, no hills please"), "repeated")  # a repeat of nothing is no memory

@@ -118,8 +118,9 @@ def test_a_negated_degree_with_zenme_is_a_statement_not_a_question() -> None:
 
 
 def test_reminders_with_dont_forget_and_a_final_particle_restate_the_fact() -> None:
-    assert contents("Don't forget I'm allergic to latex.") == ["User is allergic to latex"]
-    assert contents("提醒一下，我榛子过敏哈。") == ["用户对榛子过敏"]
+    assert contents("Don't forget I'm allergic to latex.") == ["User is allergic to latex",
+                                                               "User repeated: I'm allergic to latex"]
+    assert contents("提醒一下，我榛子过敏哈。") == ["用户对榛子过敏", "用户重申：我榛子过敏"]  # a repeat note too
     assert "用户对" not in "".join(contents("我有点过敏。"))  # a degree word is no allergen
     assert contents("我轻度乳糖不耐受。")[0].startswith("用户轻度")
 
