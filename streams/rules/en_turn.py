@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass, replace
 
 from engram.core.text import EN_STOPWORDS
+from engram.core.domains import WHEREABOUTS
 from engram.schemas.memory import MemoryType as T
 
 from .common import Draft, entities_in, sentences
@@ -258,16 +259,22 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
 
 
 _IN_PLACE = re.compile(r"\s+in\s+(?P<p>(?-i:[A-Z])[\w-]+(?:\s+(?-i:[A-Z])[\w-]+)?)$", _I)
+_PLACED_ROLES = frozenset({"company", "occupation", "education"})
+_PLACED_STUDY = re.compile(r"^User (?:is )?(?:studying|studies|teaches|teaching|works|working)\b")
 
 
 def employer_city(draft: Draft) -> list[Draft]:
-    """Mechanism (employer in a place): "User works at a fintech startup in Manchester" also says where the
-    user works, a location of its own."""
-    at = _IN_PLACE.search(draft.content) if draft.attribute == "company" else None
-    if at is None:
+    """Mechanism (work or study in a place): "User works at a fintech startup in Manchester", "User teaches high
+    school chemistry in Leeds", "User is studying architecture in Shanghai" also say where the user is, a
+    location of its own (a month, a weekday or a language after "in" is no place)."""
+    if draft.attribute not in _PLACED_ROLES and not _PLACED_STUDY.match(draft.content):
+        return []
+    at = _IN_PLACE.search(draft.content)
+    if at is None or not WHEREABOUTS.search(f"in {at.group('p')}"):
         return []
     place = at.group("p")
-    return [Draft(T.USER_FACT, f"User works in {place}", 0.8, "location", None, False, (place,))]
+    verb = "studies" if draft.attribute == "education" or re.search(r"\bstud(?:y|ies|ying)\b", draft.content) else "works"
+    return [Draft(T.USER_FACT, f"User {verb} in {place}", 0.8, "location", None, False, (place,))]
 
 
 def _with_when(draft: Draft, when: str) -> Draft:

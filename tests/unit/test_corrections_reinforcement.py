@@ -208,3 +208,11 @@ def test_a_restatement_marker_reinforces_what_it_restates_once() -> None:
     kiwi = holding(twice, "kiwi")
     assert len(kiwi) == 1 and kiwi[0].source_count == 2  # the rules and the marker do not count it twice
     assert not holding(remember("again, no hills please"), "repeated")  # a repeat of nothing is no memory
+
+
+def test_teaching_or_studying_in_a_place_is_where_the_user_is_but_a_month_is_no_place() -> None:
+    taught = {(d.attribute, d.content) for d in extract_drafts("user", "I'm 38 and I teach primary school maths in Dundee")}
+    assert ("location", "User works in Dundee") in taught
+    studied = {(d.attribute, d.content) for d in extract_drafts("user", "I'm a visiting student, studying design in Porto.")}
+    assert ("location", "User studies in Porto") in studied
+    assert all(d.attribute != "location" for d in extract_drafts("user", "I'm studying Italian in September"))
