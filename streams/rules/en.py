@@ -12,7 +12,7 @@ import re
 from .common import Draft, first_draft
 from .en_builders import Builder
 from .en_builders import (
-    _age, _allergy, _availability, _budget, _diet, _dislike, _favorite, _fear, _goal, _habit, _has, _hometown,
+    _age, _allergy, _role_for, _availability, _budget, _diet, _dislike, _favorite, _fear, _goal, _habit, _has, _hometown,
     _identity, _joined, _left, _like, _location, _main_goal, _must, _my_thing, _name, _not_fan, _occupation,
     _shift, _skill, _standing_wish, _switched, _teaches, _their_favorite, _used_to, _works_in)
 
@@ -66,6 +66,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Builder], ...] = (
      re.compile(r"^(?:i'm|i am|i just turned|i turned|i'll be|i will be)\s+(?:actually\s+|now\s+|really\s+)?(?P<v>\d{1,3})(?:\s*(?:years?|yrs?)(?:\s+old)?|\s*y/?o)?(?:\s+(?:btw|by the way|now|actually|lol))*$", _I), _age),
     ("i", (" a ", " an "),
      re.compile(rf"^(?:i'm|i am|i work (?:part-time |full-time |freelance )?as|i'm working (?:part-time |full-time )?as|i've been working as|i have been working as)\s+(?:currently\s+|now\s+|still\s+)?(?P<art>a|an|the)\s+(?!{_VERDICT}\b)(?P<v>(?:[\w+#./-]+\s+){{0,3}}?{_JOBS}s?(?:\s+(?:in|of)\s+(?-i:[a-z])[^,;]*|\s+at\s+(?-i:[A-Z])[^,;]*)?)(?:\s+(?:one|two|three|four|five|six|\d)\s+(?:days?|nights?|shifts?)\s+a\s+week)?(?:\s+(?:now|these days|by the way|btw|here|there))?$", _I), _occupation),
+    ("i", ("been a", "been an"),
+     re.compile(rf"^(?:i've|i have)\s+been\s+(?P<art>a|an)\s+(?!{_VERDICT}\b)(?P<v>(?:[\w+#./-]+\s+){{0,3}}?{_JOBS})\s+for\s+(?P<d>(?:\d+|a few|a couple of|[a-z]+)\s+(?:years?|months?))$", _I), _role_for),
     ("i", ("teach",),
      re.compile(rf"{_SUBJ}{_ADV}(?:teach|teaching)\s+(?P<v>[^,;]+)$", _I), _teaches),
     ("i", ("shift", "nights", "days", "weekends", "evenings"),

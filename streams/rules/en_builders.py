@@ -39,6 +39,13 @@ def _age(m: re.Match[str]) -> Draft:
     return Draft(T.USER_PROFILE, f"User is {m.group('v')} years old", 0.85, "age")
 
 
+def _role_for(m: re.Match[str]) -> Draft:
+    """ "I've been a graphic designer for 8 years": the occupation, with how long it has lasted."""
+    job = en_object(m.group("v"))
+    content = f"User has been {m.group('art').lower()} {job} for {m.group('d')}"
+    return Draft(T.USER_PROFILE, content, 0.9, "occupation", topic_of(job), False, entities_in(job))
+
+
 def _occupation(m: re.Match[str]) -> Draft:
     job = en_object(m.group("v"))
     job = job if m.group("art") else job[:1].lower() + job[1:]

@@ -28,7 +28,7 @@ from .zh_builders import (
     _new_role, _occupation, _role_at, _settled, _shift, _standing_wish, _switched, _used_to, _workplace)
 
 _LEAD = re.compile(
-    r"^(?:(?:其实|另外|还有|而且|并且|但是|但|不过|可是|然而|所以|因此|然后|对了|嗯+|哦|噢|啊|唉|"
+    r"^(?:(?:(?i:btw|by the way|anyway|also|ok|okay|oh|so)(?:\s+|(?=[\u4e00-\u9fff]))|其实|另外|还有|而且|并且|但是|但|不过|可是|然而|所以|因此|然后|对了|嗯+|哦|噢|啊|唉|"
     r"说实话|实际上|老实说|总之|话说|那么|就是|顺便说一下|顺便)[,，]?)+"
 )
 _SELF = re.compile(r"^(?:我们|我|本人|俺)")
@@ -140,6 +140,7 @@ def _match(body: str) -> tuple[Draft, ...]:
     return ()
 
 
+_CONDITION = re.compile(r"如果|假如|假设|要是|万一|倘若|的话")
 _NOT_BUT = re.compile(r"(不再[^,，。]{1,16})[,，]\s*((?:而是|改|换成|现在)[^,，。]{1,16})")
 """"不再喝咖啡，而是喝绿茶" is one switch, so its two clauses are read as one."""
 
@@ -157,9 +158,14 @@ def user_drafts(text: str, leftovers: list[str], carried: bool = False) -> list[
     job_change = bool(_JOB_CHANGE.search(text))
     text = re.sub(r"(对(?:我|我们)(?:来说|而言))[,，]\s*", r"\1", text)
     for sentence, is_question in sentences(_NOT_BUT.sub(r"\1\2", squeeze_cjk(text))):
-        if is_hypothetical(sentence) or is_sarcastic(sentence):
+        if is_sarcastic(sentence):
             continue
         clauses = _clauses(sentence)
+        if is_hypothetical(sentence):  # "我是左撇子，如果会影响…": the statements before the condition still hold
+            condition = next((i for i, c in enumerate(clauses) if _CONDITION.search(c)), 0)
+            if not condition:
+                continue
+            clauses = clauses[:condition]
         if is_question or _QUESTION.search(clauses[-1] if clauses else ""):
             clauses = clauses[:-1]
         momentary = is_momentary(sentence)

@@ -25,7 +25,8 @@ JOB = (
     r"会计师|快递员|外卖员|组长|队长|店长|主任|负责人|合伙人|创始人|校长|院长|厂长|部长|科长|处长|"
     r"CEO|CTO|PM|HR|DBA|UI|UX|SWE|SRE"
     r"|(?i:[a-z+#.\- ]*(?:engineer|developer|scientist|designer|manager|analyst|programmer|architect|consultant|"
-    r"front-?end|back-?end|full-?stack)))"
+    r"front-?end|back-?end|full-?stack|accountant|nurse|teacher|lawyer|doctor|dentist|pharmacist|architect|"
+    r"marketer|recruiter|tutor|translator|photographer|writer|editor|journalist|researcher|student)))"
 )
 
 

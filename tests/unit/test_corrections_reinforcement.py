@@ -216,3 +216,14 @@ def test_teaching_or_studying_in_a_place_is_where_the_user_is_but_a_month_is_no_
     studied = {(d.attribute, d.content) for d in extract_drafts("user", "I'm a visiting student, studying design in Porto.")}
     assert ("location", "User studies in Porto") in studied
     assert all(d.attribute != "location" for d in extract_drafts("user", "I'm studying Italian in September"))
+
+
+def test_statements_before_a_condition_hold_and_a_condition_first_states_nothing() -> None:
+    assert contents("btw 我是夜猫子，如果影响你的建议的话就考虑一下") == ["用户是夜猫子"]
+    assert contents("如果我是医生，我会早点睡") == []
+
+
+def test_a_role_held_for_years_and_a_latin_job_in_chinese_are_occupations() -> None:
+    assert [(d.attribute, d.content) for d in extract_drafts("user", "I've been a paralegal for 6 years")] == [
+        ("occupation", "User has been a paralegal for 6 years")]
+    assert ("occupation", "用户是pharmacist") in [(d.attribute, d.content) for d in extract_drafts("user", "我是pharmacist，周末也上班")]
