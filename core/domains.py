@@ -16,6 +16,7 @@ import re
 from functools import lru_cache
 
 from engram.schemas.memory import SINGLE_VALUED_SLOTS, MemoryType
+from engram.core.text_caches import registered
 
 DOMAIN_CUES: dict[str, tuple[str, ...]] = {
     "food": (
@@ -203,6 +204,7 @@ AGE_OF_NAMED = re.compile(r"(?<![A-Za-z])[A-Z][a-z]+(?: is| just| turned| turns|
 """Someone named with an age ("Hamish is 9", "Beatrix just turned 4"): a person of the user's family."""
 
 
+@registered
 @lru_cache(maxsize=65536)
 def cue_domains(text: str) -> frozenset[str]:
     """The domains whose cue words occur in `text` (no where-statement: "Markets rallied in Asia" is news)."""
@@ -210,6 +212,7 @@ def cue_domains(text: str) -> frozenset[str]:
     return frozenset(name for name, pattern in _DOMAIN_PATTERNS.items() if pattern.search(low))
 
 
+@registered
 @lru_cache(maxsize=65536)
 def stated_domains(text: str) -> frozenset[str]:
     """The domains `text` states itself in: its cue words, "home" for a home named as such (`HOME_PLACE`),
@@ -220,6 +223,7 @@ def stated_domains(text: str) -> frozenset[str]:
     return found | {"family"} if "family" not in found and AGE_OF_NAMED.search(text) else found
 
 
+@registered
 @lru_cache(maxsize=65536)
 def domains_of(text: str) -> frozenset[str]:
     """The domains of `text` (`stated_domains`), with "home" also for any statement of where (`WHEREABOUTS`)."""
@@ -227,6 +231,7 @@ def domains_of(text: str) -> frozenset[str]:
     return found | {"home"} if "home" not in found and WHEREABOUTS.search(text) else found
 
 
+@registered
 @lru_cache(maxsize=65536)
 def sensitive_domains(text: str) -> frozenset[str]:
     """The sensitive domains `text` states a fact of (empty: not sensitive)."""
