@@ -45,6 +45,9 @@ def topics_overlap(a: str | None, b: str | None) -> bool:
 _VERBATIM_PREFIX = re.compile(r"^(?:User (?:said|mentioned|repeated):\s*|用户(?:说|提到|重申)[：:]\s*)")
 _SUBJECT = re.compile(r"^(?:User(?:'s)?\s+|用户(?:的)?|I\s+|I'm\s+|my\s+|我(?:的)?)", re.IGNORECASE)
 MIN_RESTATED_CHARS = 8
+RESTATED_SHARE = 0.8
+"""A verbatim note that says much more than the note it holds ("part-time在一家coffee shop打工，每周大概15个小时"
+against "用户每周大概15个小时") is not a restatement: merging it would lose what only it says."""
 """A restatement must hold at least this many characters of the other note (no bare "User likes")."""
 
 
@@ -67,12 +70,13 @@ def is_verbatim(content: str) -> bool:
 
 def restates(new: str, old: str) -> bool:
     """Mechanism (restatement): a verbatim note that holds a note the rules understood whole, or the reverse,
-    says it again; the comparison drops the parts that differ only in who wrote the note down."""
+    and says little more, says it again; the comparison drops the parts that differ only in who wrote the note
+    down."""
     if is_verbatim(new) == is_verbatim(old):  # two readings in the user's words are not one restating the other
         return False
     a, b = comparable(new), comparable(old)
-    shorter = a if len(a) <= len(b) else b
-    return len(shorter) >= MIN_RESTATED_CHARS and (a in b or b in a)
+    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
+    return len(shorter) >= MIN_RESTATED_CHARS and shorter in longer and len(shorter) >= RESTATED_SHARE * len(longer)
 
 
 def judge_by_rules(

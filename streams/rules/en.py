@@ -65,7 +65,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Builder], ...] = (
     ("i", ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
      re.compile(r"^(?:i'm|i am|i just turned|i turned|i'll be|i will be)\s+(?:actually\s+|now\s+|really\s+)?(?P<v>\d{1,3})(?:\s*(?:years?|yrs?)(?:\s+old)?|\s*y/?o)?(?:\s+(?:btw|by the way|now|actually|lol))*$", _I), _age),
     ("i", (" a ", " an "),
-     re.compile(rf"^(?:i'm|i am|i work (?:part-time |full-time |freelance )?as|i'm working (?:part-time |full-time )?as|i've been working as|i have been working as)\s+(?:currently\s+|now\s+|still\s+)?(?P<art>a|an|the)\s+(?!{_VERDICT}\b)(?P<v>(?:[\w+#./-]+\s+){{0,3}}?{_JOBS}s?(?:\s+(?:in|of)\s+(?-i:[a-z])[^,;]*|\s+at\s+(?-i:[A-Z])[^,;]*)?)(?:\s+(?:one|two|three|four|five|six|\d)\s+(?:days?|nights?|shifts?)\s+a\s+week)?(?:\s+(?:now|these days|by the way|btw|here|there))?$", _I), _occupation),
+     re.compile(rf"^(?:i'm|i am|i work (?:part-time |full-time |freelance )?as|i'm working (?:part-time |full-time )?as|i've been working as|i have been working as)\s+(?:currently\s+|now\s+|still\s+)?(?P<art>a|an|the)\s+(?!{_VERDICT}\b)(?P<v>(?:[\w+#./-]+\s+){{0,3}}?{_JOBS}s?(?:\s+(?:in|of)\s+(?-i:[a-z])[^,;]*|\s+at\s+(?-i:[A-Z])[^,;]*)?)(?:\s+(?:now|these days|by the way|btw|here|there))?$", _I), _occupation),
     ("i", ("been a", "been an"),
      re.compile(rf"^(?:i've|i have)\s+been\s+(?P<art>a|an)\s+(?!{_VERDICT}\b)(?P<v>(?:[\w+#./-]+\s+){{0,3}}?{_JOBS})\s+for\s+(?P<d>(?:\d+|a few|a couple of|[a-z]+)\s+(?:years?|months?))$", _I), _role_for),
     ("i", ("teach",),

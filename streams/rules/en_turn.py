@@ -353,11 +353,15 @@ def _it(body: str, turn: _Turn) -> str:
     return f"{turn.antecedent} is {rest}"
 
 
+_WEEKLY_TAIL = re.compile(r"\s+(?P<s>(?:one|two|three|four|five|six|\d)\s+(?:days?|nights?|shifts?)\s+a\s+week\b.*)$", _I)
 _STUDENT = re.compile(r"\b(?:student|undergrad(?:uate)?|postgrad(?:uate)?|phd candidate|doctoral candidate|postdoc|fresher)\s*$", _I)
 
 
 def _role_parts(body: str) -> list[str]:
     """A role and its tail as separate clauses ("I'm a nurse working nights")."""
+    schedule = _WEEKLY_TAIL.search(body)
+    if schedule is not None:  # "… as a dental hygienist three days a week": the role, and how often
+        return [*_role_parts(body[:schedule.start()]), f"I work {schedule.group('s')}"]
     work_as = _WORK_AS.match(body)
     if work_as:
         return [work_as.group("head"), f"I'm {work_as.group('job')}"]
