@@ -62,9 +62,10 @@ _WHEN = re.compile(r"[一二三四五六七八九十两半\d]+[点号]|周[一�
 """A time or a day: what a changed schedule names that its notes may not."""
 _PLACE_ATTRIBUTES = frozenset({"location", "hometown"})
 """A note of where the user lives or comes from: the turn's home is noted."""
-_LASTING = re.compile(r"\b(?:for (?:\w+ )?years|since|always|every|never|rules?|chronic)\b|好几年|多年|"
+_LASTING = re.compile(r"\b(?:for (?:\w+ )?years|since(?!\s+(?:i|i'm|i've|we|we're|you|he|she|they|it)\b)|always|every|never|rules?|chronic)\b|好几年|多年|"
                       r"[\d一二三四五六七八九十几两]+年了|一直|常年|长期|每(?:天|周|个月|年)|从不|规定|不许|不准", _I)
-"""A fact said to last: a condition for years, a habit every week, a rule that always holds."""
+"""A fact said to last: a condition for years, a habit every week, a rule that always holds ("since" with a
+subject after it is a reason, "since I'm on nights", not a start)."""
 _OTHERS_ZH = re.compile(r"^(?:他|她|它|他们|她们|它们|人家|别人|大家)")
 """A Chinese statement that opens on another person speaks of their life, not the user's."""
 _OTHERS_EN = re.compile(r"^(?:he|she|they|it|this|that|these|those|his|her|their|its|you|your|there|here)\b", _I)

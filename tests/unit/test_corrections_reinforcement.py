@@ -228,3 +228,10 @@ def test_a_role_held_for_years_and_a_latin_job_in_chinese_are_occupations() -> N
     assert [(d.attribute, d.content) for d in extract_drafts("user", "I've been a paralegal for 6 years")] == [
         ("occupation", "User has been a paralegal for 6 years")]
     assert ("occupation", "用户是pharmacist") in [(d.attribute, d.content) for d in extract_drafts("user", "我是pharmacist，周末也上班")]
+
+
+def test_a_causal_since_is_no_lasting_fact_so_a_known_schedule_is_not_quoted_again() -> None:
+    memories = remember("I work night shifts at a care home, any tips for sleeping in the daytime?",
+                        "since I'm on night shifts, cooking proper meals has become really hard.")
+    nights = holding(memories, "night")
+    assert len(nights) == 1 and nights[0].source_count == 2
