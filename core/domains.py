@@ -1,4 +1,4 @@
-"""Life domains of a text (food, health, family, …) and whether it states a sensitive fact. Pure.
+"""Life domains of a text (food, health, family, …). Pure.
 
 A task implies what it needs without naming it: "what should I cook tonight" needs the diet, "plan a
 weekend trip" the family and the budget. Both the question and each memory are given the domains whose
@@ -6,8 +6,7 @@ cue words they contain, from one bilingual vocabulary: an English cue matches a 
 ("allerg" → allergy, allergic; "tea$" only the whole word), a Chinese cue matches as a substring. The recall scorer's `domain`
 component is the overlap of the two sets.
 
-Sensitive facts (health and mental-health conditions, religion, sexuality, debts) get the domain they
-belong to and a mark: they are shown only when the task's domains include theirs.
+Which statements are sensitive, and which tasks may see them, is `core.sensitive`.
 """
 
 from __future__ import annotations
@@ -49,7 +48,9 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
     "religion": (
         "religio", "church", "mosque", "temple", "synagogue", "pray", "faith", "muslim", "christian",
         "catholic", "jewish", "hindu", "buddhis", "ramadan", "sabbath", "bible", "quran", "worship", "lent$",
-        "宗教", "教会", "教堂", "清真寺", "寺庙", "祈祷", "信仰", "穆斯林", "基督", "天主教", "佛教", "斋月", "礼拜",
+        "halal", "kosher", "shabbat", "fasting",
+        "宗教", "教会", "教堂", "清真", "寺庙", "祈祷", "祷告", "信仰", "穆斯林", "基督", "天主教", "佛教", "斋月", "礼拜", "斋戒",
+        "回族",
     ),
     "sexuality": (
         "gay", "lesbian", "bisexual", "queer", "transgender", "sexual", "coming out", "lgbt",
@@ -131,37 +132,7 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
 }
 """Cue words of each domain. Broad on purpose: a false domain only lets a memory compete on its score."""
 
-SENSITIVE_CUES: dict[str, tuple[str, ...]] = {
-    "health": (
-        "diabet", "cancer", "hiv", "asthma", "epilep", "chronic", "disorder", "diagnos", "injur", "hurt my",
-        "surgery", "pregnan", "miscarr", "baby is due", "due date", "ivf", "disab", "knee", "back pain", "blood pressure", "heart condition",
-        "糖尿病", "癌", "艾滋", "哮喘", "癫痫", "慢性", "确诊", "诊断", "受伤", "伤了", "手术", "孕", "宝宝出生", "预产期", "流产", "残疾",
-        "膝盖", "腰伤", "腰疼", "高血压", "心脏病",
-    ),
-    "mental": (
-        "depress", "anxiety", "anxious", "therap", "counsel", "panic", "adhd", "bipolar", "ptsd", "psychiatr",
-        "antidepress", "eating disorder", "suicid", "self-harm", "mental health", "burnout", "sober", "sobriety",
-        "aa meeting", "alcoholi", "rehab", "addict", "relapse", "戒酒", "戒毒", "成瘾", "复吸",
-        "抑郁", "焦虑", "心理咨询", "心理医生", "咨询师", "惊恐", "双相", "多动症", "自杀", "自残", "精神", "心理治疗",
-    ),
-    "religion": (
-        "religio", "church", "mosque", "synagogue", "muslim", "christian", "catholic", "jewish", "hindu",
-        "buddhis", "atheis", "ramadan", "pray",
-        "宗教", "教会", "教堂", "清真寺", "穆斯林", "基督徒", "天主教", "佛教徒", "无神论", "斋月", "祈祷",
-    ),
-    "sexuality": (
-        "gay", "lesbian", "bisexual", "queer", "transgender", "coming out", "lgbt",
-        "同性恋", "双性恋", "性取向", "跨性别", "出柜",
-    ),
-    "money": (
-        "debt", "owe", "loan", "bankrupt", "overdraft", "credit card bill", "in the red", "collections",
-        "负债", "欠债", "欠款", "欠了", "贷款", "破产", "网贷", "还债", "还款",
-    ),
-}
-"""Cue words of a sensitive fact, by the domain a task must touch for it to be shown."""
-
-
-def _pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
+def cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
     latin = sorted((c for c in cues if c.isascii()), key=len, reverse=True)
     # "cue$": a whole word ("tea$" is not "team"); any other English cue starts a word
     other = sorted((c for c in cues if not c.isascii()), key=len, reverse=True)
@@ -174,13 +145,9 @@ def _pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(parts))
 
 
-_DOMAIN_PATTERNS = {name: _pattern(cues) for name, cues in DOMAIN_CUES.items()}
-_SENSITIVE_PATTERNS = {name: _pattern(cues) for name, cues in SENSITIVE_CUES.items()}
+_DOMAIN_PATTERNS = {name: cue_pattern(cues) for name, cues in DOMAIN_CUES.items()}
 GENERIC_DOMAINS = frozenset({"communication", "schedule"})
 """Domains almost every request touches ("help me plan…"): alone they are half a domain match."""
-GATE_GENERIC = frozenset({"communication"})
-"""What no sensitive fact is shown for: every request asks for an answer. (A schedule does open one: a
-standing appointment is what a plan of the week must respect.)"""
 
 
 _NOT_PLACES = ("January|February|March|April|May|June|July|August|September|October|November|December|Monday|"
@@ -227,16 +194,9 @@ def domains_of(text: str) -> frozenset[str]:
     return found | {"home"} if "home" not in found and WHEREABOUTS.search(text) else found
 
 
-@lru_cache(maxsize=65536)
-def sensitive_domains(text: str) -> frozenset[str]:
-    """The sensitive domains `text` states a fact of (empty: not sensitive)."""
-    low = text.lower()
-    return frozenset(name for name, pattern in _SENSITIVE_PATTERNS.items() if pattern.search(low))
-
-
 IMPLIED: dict[str, frozenset[str]] = {"travel": frozenset({"health"})}
-"""What a task in one domain needs from another: a trip or an outing needs the body's limits (a bad knee,
-a pregnancy)."""
+"""What a task in one domain needs from another, for ranking: a trip or an outing needs the body's limits (a
+bad knee, a pregnancy). (Whether a sensitive fact may be shown at all is `core.sensitive.REACH`.)"""
 
 
 def implied(question: frozenset[str]) -> frozenset[str]:
@@ -251,16 +211,6 @@ def domain_overlap(question: frozenset[str], memory: frozenset[str]) -> float:
     if not shared:
         return 0.0
     return 1.0 if shared - GENERIC_DOMAINS else 0.5
-
-
-def may_show(question: frozenset[str], text: str) -> bool:
-    """A sensitive fact is shown only when the question shares a specific domain with it: its sensitive
-    one, or another it is about (a diabetic parent and a dinner plan share food). Work vocabulary does
-    not count here: "meeting", "doctor", "shift" are shared by too many statements of both kinds."""
-    sensitive = sensitive_domains(text)
-    if not sensitive:
-        return True
-    return bool((implied(question) - GATE_GENERIC) & (sensitive | (domains_of(text) - {"work"})))
 
 
 PROFILE_TYPES = frozenset({MemoryType.USER_PROFILE, MemoryType.USER_CONSTRAINT, MemoryType.USER_FACT,

@@ -9,7 +9,7 @@ turn with no note among the memories is shown on its own, as a dated quote of it
 Nothing here knows a data set: it uses the question's terms, the turns' text and the log's provenance.
 
 A turn is what the user said, unfiltered: a quoted sentence passes the same sensitive gate as a memory
-(`core.domains.may_show`: a health condition, religion, sexuality, debt is quoted only to a question
+(`core.sensitive.may_show`: a health condition, religion, sexuality, debt is quoted only to a question
 sharing a specific domain with it), and a turn behind a fact that was superseded or replaced is not
 shown on its own (it would bring the old fact back).
 """
@@ -23,7 +23,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from engram.core.domains import domains_of, may_show
+from engram.core.domains import domains_of
+from engram.core.sensitive import may_show
 from engram.core.text import clip_tokens, estimate_tokens, terms
 from engram.core.text_caches import registered
 from engram.projections.ports import MemoryStore, RecentTurn, TurnHit

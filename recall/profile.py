@@ -7,8 +7,8 @@ one value, so a superseded fact leaves the profile when its replacement arrives)
 
 Every recall starts with it, asked for or not, within `profile_share` of the token budget: entries the
 question's domain or words touch first, then the rest by importance and recency (the shared S1 score with
-its `domain` component). A sensitive entry (health, mental health, religion, sexuality, debts) is shown
-only when the question's domains include its own.
+its `domain` component). A sensitive entry (health, mental health, religion, sexuality, debts: its words
+or its extraction mark say so) is shown only when the question's domains reach its own (`core.sensitive`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from engram.core.config import RecallConfig
-from engram.core.domains import domains_of, may_show
+from engram.core.domains import domains_of
+from engram.core.sensitive import may_show
 from engram.core.scoring import ScoreParts
 from engram.core.text import estimate_tokens, terms
 from engram.core.text_caches import registered
@@ -194,7 +195,7 @@ def select_profile(records: Sequence[MemoryRecord], scores: dict[str, ScoreParts
     """The entries pushed (the caller leaves out the `superseded` ones and those ranked as memories): shown
     ones (sensitive only where the question's domains reach them), those the
     question touches (match above zero) first, then by S1 score, ties by id; while they fit the budget."""
-    shown = [r for r in records if may_show(question_domains, r.content)]
+    shown = [r for r in records if may_show(question_domains, r.content, r.sensitive)]
     ranked = sorted(shown, key=lambda r: (scores[r.memory_id].match <= 0, -scores[r.memory_id].score, r.memory_id))
     chosen: list[MemoryRecord] = []
     used = 0

@@ -1,7 +1,8 @@
 """The extract processor: TurnRecorded -> TurnSkipped | GuardFired* + MemoryProposed*.
 
 Stateless and pure: filters, then the configured extractor (the rule
-extractor by default), then the guard. Every derived event takes its time from
+extractor by default), then the guard. Each proposal is marked with the sensitive domains of the statement
+it was drawn from (`core.sensitive.statement_sensitivity`), whichever extractor wrote it. Every derived event takes its time from
 the turn and its id from `derive_id(turn, "extract", i)`, with `i` counting the
 outputs in order, so a replay yields the same events.
 """
@@ -12,6 +13,7 @@ from typing import Any, Literal
 
 from engram.core.config import GuardConfig
 from engram.core.ports import Extraction, Extractor
+from engram.core.sensitive import statement_sensitivity
 from engram.schemas.base import Event, derive_id
 from engram.schemas.events import GuardFired, MemoryProposed, SkipReason, TurnRecorded, TurnSkipped
 from engram.schemas.memory import Candidate
@@ -114,12 +116,17 @@ def _proposed(
 ) -> MemoryProposed:
     return MemoryProposed(
         **_envelope(turn, index), agent_id=turn.agent_id, session_id=turn.session_id,
-        candidate=_sourced(admitted.candidate, turn.message_id), importance=admitted.importance,
+        candidate=_sourced(admitted.candidate, turn), importance=admitted.importance,
         extractor=extractor,
     )
 
 
-def _sourced(candidate: Candidate, message_id: str) -> Candidate:
-    if candidate.source_message_ids:
-        return candidate
-    return candidate.model_copy(update={"source_message_ids": (message_id,)})
+def _sourced(candidate: Candidate, turn: TurnRecorded) -> Candidate:
+    """The candidate with its source message and the sensitive domains of its source statement."""
+    update: dict[str, object] = {}
+    if not candidate.source_message_ids:
+        update["source_message_ids"] = (turn.message_id,)
+    marked = statement_sensitivity(turn.content, candidate.content).union(candidate.sensitive)
+    if marked != set(candidate.sensitive):
+        update["sensitive"] = tuple(sorted(marked))
+    return candidate.model_copy(update=update) if update else candidate

@@ -17,7 +17,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from engram.core.domains import domains_of, sensitive_domains
+from engram.core.domains import domains_of
+from engram.core.sensitive import sensitive_domains
 from engram.recall.profile import Marks, subject_keys, superseded_marked, supersession_marks
 from engram.schemas.base import Event, derive_id
 from engram.schemas.events import MemoryChanged, ProfileChanged
@@ -53,7 +54,7 @@ def live_entry(record: MemoryRecord, revision: int) -> LiveEntry:
     return LiveEntry(slot=record.slot, created_at=record.created_at, marks=supersession_marks(record.content),
                      subject=subject_keys(record.content),
                      domains=tuple(sorted(domains_of(record.content))),
-                     sensitive=tuple(sorted(sensitive_domains(record.content))), pinned=record.pinned,
+                     sensitive=tuple(sorted(sensitive_domains(record.content).union(record.sensitive))), pinned=record.pinned,
                      conflict_with=record.conflict_with, revision=revision)
 
 
