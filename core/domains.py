@@ -81,7 +81,8 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
         "home", "house", "apartment", "lease", "new place", "live", "living", "moved", "move", "moving",
         "relocat", "city",
         "town", "neighbo",
-        "nearby", "near me", "local", "around here", "weather", "climate", "commute", "address", "district",
+        "nearby", "near me", "local", "around here", "our part of", "our area", "my area", "where we live",
+        "where i live", "weather", "climate", "commute", "address", "district",
         "家", "住", "搬", "城市", "附近", "周边", "本地", "当地", "天气", "气候", "通勤", "小区", "区",
         # where to go and what to do around: an outing needs the city the user lives in
         "outing", "day trip", "getaway", "spots", "places to", "things to do", "walks$", "brunch",
@@ -150,16 +151,22 @@ GENERIC_DOMAINS = frozenset({"communication", "schedule"})
 """Domains almost every request touches ("help me plan…"): alone they are half a domain match."""
 
 
-_NOT_PLACES = ("January|February|March|April|May|June|July|August|September|October|November|December|Monday|"
+NOT_PLACES = ("January|February|March|April|May|June|July|August|September|October|November|December|Monday|"
                "Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|English|Chinese|Mandarin|Cantonese|Spanish|French|"
                "German|Japanese|Korean|Italian|Portuguese|Python|Java|Excel|Q[1-4]|I|The|A|An|My|Our")
 HOME_PLACE = re.compile(
-    r"(?<![A-Za-z])in the (?!(?:" + _NOT_PLACES + r")\b)[A-Z][a-z]+ (?:flat|apartment|house|suburbs?)\b|"
+    r"(?<![A-Za-z])in the (?!(?:" + NOT_PLACES + r")\b)[A-Z][a-z]+ (?:flat|apartment|house|suburbs?)\b|"
     r"\b(?:new|my|our) flat\b|"
     r"住在|base在|定居|在\S{1,8}(?:住|生活|读研|读博|读书|念书|长大|定居)|\S{2,6}(?:这边|那边)(?:的|住|生活)|"
     r"(?:搬|调|来|到)(?:到|去)\S{2,8}")
 """Where the user lives, said as such: "in the Bristol flat", "住在…", "在…生活", "搬到…"."""
-WHEREABOUTS = re.compile(r"(?<![A-Za-z])(?:in|based in|out of|from) (?!(?:" + _NOT_PLACES + r")\b)[A-Z][a-z]+")
+ARRIVAL = re.compile(
+    r"\b(?:arrived|landed|settled|settling) in\b|\b(?:moved|relocated|relocating|moving) (?:back )?(?:to|into)\b|"
+    r"\brelocat(?:ed|ing)\b|\b(?:closed on|bought|got the keys to) (?:a|the|our|my) (?:new )?(?:house|home|flat|apartment|condo)\b|"
+    r"刚到|刚来|初来|初到|搬到|搬来|搬去|搬回|落户|来\S{2,4}(?:工作|上班|读书|上学|生活|定居|发展)了", re.IGNORECASE)
+"""An arrival or a move of home ("just arrived in …", "relocated", "closed on a house", "刚到…", "搬来…",
+"来…工作了"): a statement of where the user lives now."""
+WHEREABOUTS = re.compile(r"(?<![A-Za-z])(?:in|based in|out of|from) (?!(?:" + NOT_PLACES + r")\b)[A-Z][a-z]+")
 """Where something is: "in <Place>" (a capitalised name that is not a month, a day, a language or a
 word that opens a sentence). Such a statement is about home and location even when it names no home word
 ("I'm in Toronto", "a clinic in Fitzroy, Melbourne"), though not necessarily the user's ("Markets rallied
@@ -182,7 +189,7 @@ def stated_domains(text: str) -> frozenset[str]:
     """The domains `text` states itself in: its cue words, "home" for a home named as such (`HOME_PLACE`),
     "family" for someone named with an age (`AGE_OF_NAMED`)."""
     found = cue_domains(text)
-    if "home" not in found and HOME_PLACE.search(text):
+    if "home" not in found and (HOME_PLACE.search(text) or ARRIVAL.search(text)):
         found |= {"home"}
     return found | {"family"} if "family" not in found and AGE_OF_NAMED.search(text) else found
 

@@ -109,7 +109,7 @@ def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[Recalled
         details = {**item.details, "fusion": round(scores[n], 6), "memory_rank": n + 1}
         if n in turn_rank:
             details["turn_rank"] = turn_rank[n] + 1
-        out.append(_with_evidence(replace(item, details=details), sources, focus, asked, limit_tokens))
+        out.append(_with_evidence(replace(item, details=details), sources, focus, asked, limit_tokens, ask.withheld))
     return out
 
 
@@ -174,10 +174,11 @@ def _showable_hit(hit: TurnHit, asked: frozenset[str]) -> TurnHit | None:
 
 
 def _with_evidence(item: RecalledItem, sources: dict[str, RecentTurn], focus: frozenset[str],
-                   asked: frozenset[str], limit: int) -> RecalledItem:
-    """The memory with the sentence(s) of its source turn that hold its specifics, quoted beside it."""
+                   asked: frozenset[str], limit: int, withheld: frozenset[str] = frozenset()) -> RecalledItem:
+    """The memory with the sentence(s) of its source turn that hold its specifics, quoted beside it (not a
+    `withheld` turn: beside another note of it, it would bring its superseded fact back all the same)."""
     source = next((sources[m] for m in item.source_message_ids[:1] if m in sources), None)
-    if source is None:
+    if source is None or source.message_id in withheld:
         return item
     own = frozenset(terms(item.text))
     quote = best_sentences(showable(source.content, asked), focus | own, limit, skip=own)
