@@ -121,3 +121,12 @@ def test_a_note_that_lost_its_condition_is_not_pushed_into_a_work_task(tmp_path:
     assert "十点" not in result.memory_section and "双相" not in result.memory_section
     runtime.close()
 
+
+
+def test_who_the_user_is_is_judged_by_its_own_words_not_by_the_condition_told_beside_it() -> None:
+    said = TurnRecorded(event_id="e9", occurred_at=T0, tenant_id="t1", user_id="u1", agent_id="a1", session_id="s1",
+                        message_id="m9", role="user", content="I'm 58 and I was diagnosed with Crohn's last spring")
+    _, events = ExtractProcessor().process(None, said, ProcessorContext())
+    marks = {p.candidate.slot: p.candidate.sensitive for p in events if isinstance(p, MemoryProposed)}
+    assert marks["user_profile.age"] == ()
+    assert "health" in marks["user_fact"]
