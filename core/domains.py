@@ -48,7 +48,7 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
     "religion": (
         "religio", "church", "mosque", "temple", "synagogue", "pray", "faith", "muslim", "christian",
         "catholic", "jewish", "hindu", "buddhis", "ramadan", "sabbath", "bible", "quran", "worship", "lent$",
-        "halal", "kosher", "shabbat", "fasting",
+        "halal", "kosher", "shabbat",
         "宗教", "教会", "教堂", "清真", "寺庙", "祈祷", "祷告", "信仰", "穆斯林", "基督", "天主教", "佛教", "斋月", "礼拜", "斋戒",
         "回族",
     ),

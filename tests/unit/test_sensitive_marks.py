@@ -130,3 +130,10 @@ def test_who_the_user_is_is_judged_by_its_own_words_not_by_the_condition_told_be
     marks = {p.candidate.slot: p.candidate.sensitive for p in events if isinstance(p, MemoryProposed)}
     assert marks["user_profile.age"] == ()
     assert "health" in marks["user_fact"]
+
+
+@pytest.mark.parametrize("text", ["User is stating the obvious", "User studies psychology at Leeds",
+                                  "User builds lithium battery packs", "User does intermittent fasting for weight loss",
+                                  "用户今天精神不错", "用户说：我自闭了，方案又被打回来"])
+def test_words_that_only_look_like_a_condition_or_a_faith_are_not_sensitive(text: str) -> None:
+    assert sensitive_domains(text) == frozenset()
