@@ -3,10 +3,12 @@
 A statement that the user lives, arrived or moved somewhere (`home_claim`: a move of residence, an arrival
 "just arrived in …", "刚到…", "搬来…", "来…工作了", a home bought, "lives in …", "based out of … now") claims
 the slot. The newest claim takes out the older entries about where the user lives, its weather or its area
-(`about_where`), older claims included, unless they name the claim's place (`claim_places`): "it rains every
-day in Vancouver" leaves once "just arrived in Toronto" is said, "Toronto winters are long" stays. A claim
-that names no place takes out every older entry about where the user lives. Where a relative lives is no
-claim on the user's home, and an entry about a relative is not the user's home.
+(`about_where`), older claims included, that name another place (`named_places`): "it rains every day in
+Vancouver" leaves once "just arrived in Toronto" is said, "Toronto winters are long" stays. A change of home
+(`moved_here`: a move, an arrival, a home bought) also takes out the older such entries that name no place
+("winters here are endless"); a residence merely restated ("lives in …") does not, nor does a change that
+names no place leave any of them (it takes out all). Where a relative lives is no claim on the user's home,
+an entry about a relative is not the user's home, and where the user comes from is not where they live.
 """
 
 from __future__ import annotations
@@ -93,9 +95,13 @@ _NOW = re.compile(r"\b(?:now|these days|currently|for good)\b|现在|目前", re
 _BASED_NOW = re.compile(r"\b(?:based|working|living|staying) (?:out of|in|at)\b", re.IGNORECASE)
 _LOCAL = re.compile(
     r"\b(?:weather|climate|rain(?:s|y|ing)?|snow(?:s|y|ing)?|humid(?:ity)?|winters?|summers?|local|nearby|around here|"
-    r"neighbo(?:u)?rhood|our (?:part of|area)|my area|where (?:we|i) live|commute|flat|apartment|house|rent)\b|"
-    r"天气|气候|下雨|下雪|潮湿|回南天|冬天|夏天|附近|周边|本地|当地|这边|那边|小区|房租|通勤", re.IGNORECASE)
-"""Words of where one lives: its weather and seasons, its area, the home itself."""
+    r"neighbo(?:u)?rhood|our (?:part of|area)|my area|where (?:we|i) live|commut\w*|rent)\b|"
+    r"天气|气候|下雨|下雪|潮湿|回南天|冬天|夏天|附近|周边|本地|当地|这边|那边|小区|通勤|房租", re.IGNORECASE)
+"""Words of where one lives: its weather and seasons, its area, the way to work and the rent (not the home
+as a thing: saving for a house or a flat's oven says nothing of where)."""
+_ORIGIN = re.compile(r"\b(?:originally|grew up|born|hometown|raised)\b|长大|出生|老家|家乡|籍贯", re.IGNORECASE)
+"""Where the user comes from: no statement of where they live now."""
+_NAMED_IN = re.compile(r"(?<![A-Za-z])(?:in|based in|out of|here in|around) (?!(?:" + NOT_PLACES + r")\b)([A-Z][a-z]+)")
 
 
 def claim_places(text: str) -> frozenset[str]:
@@ -125,9 +131,23 @@ def home_claim(text: str) -> bool:
 
 
 def about_where(text: str) -> bool:
-    """Whether an entry is about where the user lives (its place, weather, area or the home itself) and not
-    about a relative: the entries a newer `home_claim` may take out."""
-    if _of_a_relative(text):
+    """Whether an entry is about where the user lives (its place, its weather or its area), not about a
+    relative nor where they come from: the entries a newer `home_claim` may take out."""
+    if _of_a_relative(text) or _ORIGIN.search(text):
         return False
     return bool(HOME_PLACE.search(text) or ARRIVAL.search(text) or WHEREABOUTS.search(text) or _LOCAL.search(text)
                 or is_move(text))
+
+
+def named_places(text: str) -> frozenset[str]:
+    """The places a text names: those of a claim on the slot (`claim_places`: where the user now is), or
+    else any place it says something is in ("the buses in Dunedin", "here in Halifax", "用户住在苏州")."""
+    if home_claim(text):
+        return claim_places(text)
+    return claim_places(text) | frozenset(_NAMED_IN.findall(text))
+
+
+def moved_here(text: str) -> bool:
+    """A claim that is a change of home (a move, an arrival, a home bought), not a residence restated: it
+    takes out even the older entries about where the user lives that name no place."""
+    return bool(is_move(text) or _PURCHASE.search(text) or (ARRIVAL.search(text) and claim_places(text)))

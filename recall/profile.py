@@ -29,7 +29,7 @@ from engram.core.text_caches import registered
 from engram.projections.ports import profile_order
 from engram.schemas.memory import MemoryRecord
 
-from .home_slot import about_where, claim_places, home_claim, is_move  # noqa: F401 (is_move: part of this API)
+from .home_slot import about_where, home_claim, is_move, moved_here, named_places  # noqa: F401 (is_move: part of this API)
 
 _DIET_REGIME = re.compile(r"(?<![a-z])(?:vegetarian|vegan|pescatarian|keto|paleo|low-carb|carnivore)(?![a-z])|"
                           r"吃素|素食|生酮|断食", re.IGNORECASE)
@@ -84,14 +84,15 @@ Marks = tuple[tuple[bool, bool, bool], ...]
 
 
 class Marked(NamedTuple):
-    """What supersession reads of one entry: its id, creation time, `supersession_marks`, `subject_keys`
-    and, for a claim on the home slot, `place_keys`."""
+    """What supersession reads of one entry: its id, creation time, `supersession_marks`, `subject_keys`,
+    `place_keys`, and whether it tells of a change of home (`home_slot.moved_here`)."""
 
     memory_id: str
     created: datetime
     marks: Marks
     subject: frozenset[str]
     places: frozenset[str] = frozenset()
+    moved: bool = True
 
 
 @registered
@@ -119,17 +120,14 @@ def subject_keys(content: str) -> frozenset[str]:
 @registered
 @lru_cache(maxsize=65536)
 def place_keys(content: str) -> frozenset[str]:
-    """The words of the places a claim on the home slot names, as `subject_keys` digests them (empty: no
-    claim, or one that names no place)."""
-    if not home_claim(content):
-        return frozenset()
-    return _digests([term for place in claim_places(content) for term in terms(place)])
+    """The words of the places an entry names (`home_slot.named_places`), as `subject_keys` digests them."""
+    return _digests([term for place in named_places(content) for term in terms(place)])
 
 
 def marked(record: MemoryRecord) -> Marked:
     content = record.content
     return Marked(record.memory_id, record.created_at, supersession_marks(content), subject_keys(content),
-                  place_keys(content))
+                  place_keys(content), moved_here(content))
 
 
 def superseded(records: Sequence[MemoryRecord]) -> set[str]:
@@ -161,11 +159,13 @@ def superseded_marked(entries: Sequence[Marked]) -> set[str]:
 
 def _slot_superseded(n: int, entries: Sequence[Marked], latest: datetime, newest: list[Marked]) -> set[str]:
     """The entries the newest claims on a one-value slot replace: the older ones of the slot, claims
-    included, that do not name a place the newest claims name (all of them, when those name none)."""
+    included, that name a place the newest claims do not; when one of those is a change of home, also
+    those that name none; when they name no place themselves, all of them."""
     places = frozenset().union(*(e.places for e in newest))
+    moved = any(e.moved for e in newest)
     return {e.memory_id for e in entries
             if e.created < latest and (e.marks[n][1] or e.marks[n][0]) and e.marks[n][2]
-            and not (places and places & e.subject)}
+            and (not places or (not places & e.subject and (moved or bool(e.places))))}
 
 
 def _shares_subject(created: datetime, subject: frozenset[str],

@@ -97,3 +97,20 @@ def test_a_superseded_home_is_not_quoted_beside_another_note_of_its_turn(tmp_pat
     assert "Perth" in result.memory_section
     assert "Halifax" not in result.memory_section
     runtime.close()
+
+
+def test_a_hometown_and_the_home_itself_are_not_where_the_user_lives_now() -> None:
+    records = [_entry("origin", "User is originally from Lagos", 0), _entry("grew", "用户说：我在大理长大", 0),
+               _entry("saving", "User is saving for a house deposit", 0),
+               _entry("moved", "User relocated to Osaka in the spring", 2)]
+    assert superseded(records) == set()
+
+
+def test_a_residence_restated_takes_out_only_entries_naming_another_place() -> None:
+    records = [_entry("winters", "User said: winters here are endless", 0),
+               _entry("other", "User said: the buses in Dunedin are always late", 0),
+               _entry("lives", "User lives in Winnipeg", 2)]
+    assert superseded(records) == {"other"}, "a statement of residence is no move: a placeless entry may be of it"
+    moved = [*records[:2], _entry("commute", "User's commute is fifty minutes each way", 1),
+             _entry("arrived", "User just arrived in Winnipeg for good", 2)]
+    assert superseded(moved) == {"winters", "other", "commute"}
