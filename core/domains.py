@@ -20,12 +20,12 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
     "food": (
         "food", "eat$", "eats$", "eating", "eaten", "ate$", "meal", "lunch", "dinner", "breakfast", "brunch", "snack", "dessert", "cook",
         "recipe", "restaurant", "cafe", "café", "order", "menu", "dish", "cuisine", "bake", "grocer", "diet",
-        "vegan", "vegetarian", "allerg", "lactose", "gluten", "dairy", "milk", "pork", "beef", "chicken", "fish",
+        "vegan", "vegetarian", "allerg", "lactose", "gluten", "celiac", "coeliac", "dairy", "milk", "pork", "beef", "chicken", "fish",
         "seafood", "shellfish", "peanut", "nut$", "nuts$", "egg", "cheese", "meat", "spicy", "sugar", "halal", "kosher",
         "fruit", "vegetable", "coffee", "tea$", "drink", "wine", "beer", "alcohol", "cilantro", "coriander",
         "takeout", "takeaway", "picnic", "bbq", "barbecue", "party", "potluck", "catering", "pizza", "sushi",
         "吃", "喝", "饭", "餐", "菜", "食", "饮", "午饭", "晚饭", "早饭", "早餐", "午餐", "晚餐", "夜宵", "零食",
-        "甜点", "甜品", "水果", "蔬菜", "过敏", "素", "忌口", "不吃", "乳糖", "牛奶", "奶", "猪肉", "牛肉", "海鲜",
+        "甜点", "甜品", "水果", "蔬菜", "过敏", "素", "忌口", "不吃", "乳糖", "乳糜泻", "麸质", "牛奶", "奶", "猪肉", "牛肉", "海鲜",
         "花生", "坚果", "鸡蛋", "辣", "糖", "清真", "咖啡", "茶", "酒", "香菜", "外卖", "点单", "点菜", "烹饪", "做饭",
         "菜谱", "食谱", "餐厅", "饭店", "聚餐", "聚", "烧烤", "蛋糕", "芒果",
     ),
@@ -83,7 +83,7 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
         "town", "neighbo",
         "nearby", "near me", "local", "around here", "our part of", "our area", "my area", "where we live",
         "where i live", "weather", "climate", "commute", "address", "district",
-        "家", "住", "搬", "城市", "附近", "周边", "本地", "当地", "天气", "气候", "通勤", "小区", "区",
+        "家", "住在", "住的", "住哪", "住处", "住所", "居住", "入住", "租住", "我住", "搬", "城市", "附近", "周边", "本地", "当地", "天气", "气候", "通勤", "小区", "区",
         # where to go and what to do around: an outing needs the city the user lives in
         "outing", "day trip", "getaway", "spots", "places to", "things to do", "walks$", "brunch",
         "restaurant", "saturday", "sunday", "weekend", "去哪", "哪儿玩", "哪里玩", "周末", "周六", "周日",

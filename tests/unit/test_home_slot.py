@@ -114,3 +114,10 @@ def test_a_residence_restated_takes_out_only_entries_naming_another_place() -> N
     moved = [*records[:2], _entry("commute", "User's commute is fifty minutes each way", 1),
              _entry("arrived", "User just arrived in Winnipeg for good", 2)]
     assert superseded(moved) == {"winters", "other", "commute"}
+
+
+def test_holding_on_is_no_home_and_a_diet_condition_is_food() -> None:
+    from engram.core.domains import domains_of
+    assert "home" not in domains_of("用户有点怕撑不住") and "home" not in domains_of("用户记住了密码位置")
+    assert "home" in domains_of("用户住在滨江") and "home" in domains_of("用户说：我们租住在老城区")
+    assert "food" in domains_of("User's son is coeliac") and "food" in domains_of("用户有乳糜泻")
