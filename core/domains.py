@@ -15,6 +15,7 @@ import re
 from functools import lru_cache
 
 from engram.schemas.memory import SINGLE_VALUED_SLOTS, MemoryType
+from engram.core.text_caches import registered
 
 DOMAIN_CUES: dict[str, tuple[str, ...]] = {
     "food": (
@@ -177,6 +178,7 @@ AGE_OF_NAMED = re.compile(r"(?<![A-Za-z])[A-Z][a-z]+(?: is| just| turned| turns|
 """Someone named with an age ("Hamish is 9", "Beatrix just turned 4"): a person of the user's family."""
 
 
+@registered
 @lru_cache(maxsize=65536)
 def cue_domains(text: str) -> frozenset[str]:
     """The domains whose cue words occur in `text` (no where-statement: "Markets rallied in Asia" is news)."""
@@ -184,6 +186,7 @@ def cue_domains(text: str) -> frozenset[str]:
     return frozenset(name for name, pattern in _DOMAIN_PATTERNS.items() if pattern.search(low))
 
 
+@registered
 @lru_cache(maxsize=65536)
 def stated_domains(text: str) -> frozenset[str]:
     """The domains `text` states itself in: its cue words, "home" for a home named as such (`HOME_PLACE`),
@@ -194,6 +197,7 @@ def stated_domains(text: str) -> frozenset[str]:
     return found | {"family"} if "family" not in found and AGE_OF_NAMED.search(text) else found
 
 
+@registered
 @lru_cache(maxsize=65536)
 def domains_of(text: str) -> frozenset[str]:
     """The domains of `text` (`stated_domains`), with "home" also for any statement of where (`WHEREABOUTS`)."""

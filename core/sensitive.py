@@ -23,6 +23,7 @@ from functools import lru_cache
 
 from .domains import cue_pattern
 from .text import terms
+from .text_caches import registered
 
 SENSITIVE_CUES: dict[str, tuple[str, ...]] = {
     "health": (
@@ -106,6 +107,7 @@ _STATEMENT_END = re.compile(r"(?<=[。！？!?\n])|(?<=[.;；])\s+")
 """Where one statement of a turn ends: a sentence's end mark (a comma only joins clauses of one statement)."""
 
 
+@registered
 @lru_cache(maxsize=65536)
 def sensitive_domains(text: str) -> frozenset[str]:
     """The sensitive domains `text` states a fact of (empty: not sensitive)."""
@@ -118,6 +120,7 @@ def statements(text: str) -> list[str]:
     return [s.strip() for s in _STATEMENT_END.split(text) if s.strip()]
 
 
+@registered
 @lru_cache(maxsize=65536)
 def statement_sensitivity(source: str, note: str) -> frozenset[str]:
     """The sensitive domains of a note drawn from `source` (a turn): its own, and those of the statements
