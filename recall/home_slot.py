@@ -6,9 +6,9 @@ the slot. The newest claim takes out the older entries about where the user live
 (`about_where`), older claims included, that name another place (`named_places`): "it rains every day in
 Vancouver" leaves once "just arrived in Toronto" is said, "Toronto winters are long" stays. A change of home
 (`moved_here`: a move, an arrival, a home bought) also takes out the older such entries that name no place
-("winters here are endless"); a residence merely restated ("lives in …") does not, nor does a change that
-names no place leave any of them (it takes out all). Where a relative lives is no claim on the user's home,
-an entry about a relative is not the user's home, and where the user comes from is not where they live.
+("winters here are endless"); a residence merely restated ("lives in …") does not. A claim that names no
+place ("we moved house") takes out all of them. Where a relative lives is no claim on the user's home, an
+entry about a relative is not the user's home, and where the user comes from is not where they live.
 """
 
 from __future__ import annotations
@@ -86,8 +86,8 @@ _ZH_PLACE = re.compile(
 """The place after a Chinese verb of arrival or residence ("刚到西安，", "搬来青岛了", "来苏州工作了")."""
 _NOT_ZH_PLACE = re.compile(r"^(?:公司|单位|学校|家|机场|医院|办公室|这|那|酒店|工位|楼|门口|现场|地方|国外|外地|老家|一|几|新)")
 """What follows an arrival without being a place one lives in (the office, home, the airport, "here")."""
-_PURCHASE = re.compile(r"\b(?:closed on|bought|got the keys to) (?:a|the|our|my) (?:new )?(?:house|home|flat|apartment|condo)\b|"
-                       r"买了房|买房了|新房交房|拿到(?:新房)?钥匙", re.IGNORECASE)
+_PURCHASE = re.compile(r"\b(?:closed on|bought|got the keys to) (?:a|the|our|my) (?:new )?"
+                       r"(?:house|home|flat|apartment|condo)\b|买了房|买房了|新房交房|拿到(?:新房)?钥匙", re.IGNORECASE)
 """A home bought: where the user will live."""
 _LIVES = re.compile(r"\b(?:lives?|living|based|settled)\s+(?:in|out of)\b|\bnow (?:live|living|based)\b|住在|定居",
                     re.IGNORECASE)
