@@ -129,7 +129,7 @@ def test_who_the_user_is_is_judged_by_its_own_words_not_by_the_condition_told_be
     _, events = ExtractProcessor().process(None, said, ProcessorContext())
     marks = {p.candidate.slot: p.candidate.sensitive for p in events if isinstance(p, MemoryProposed)}
     assert marks["user_profile.age"] == ()
-    assert "health" in marks["user_fact"]
+    assert "health" in marks["user_constraint"]  # a condition the user lives with is kept as a constraint
 
 
 @pytest.mark.parametrize("text", ["User is stating the obvious", "User studies psychology at Leeds",
