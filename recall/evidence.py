@@ -34,13 +34,6 @@ from .turn_ranking import rank_turns
 
 _SENTENCE_RE = re.compile(r"(?<=[.!?;。！？；])\s+|\n+")
 _SPECIFIC_RE = re.compile(r"\d|(?<=\s)[A-Z][a-z]")
-SESSION_SHARE = 0.5
-"""A piece of evidence also scores this much of the best other score of its session (its other notes and
-turns in the fused ranking): a conversation several of whose turns match the question is likelier the one
-it asks about than a single stray match elsewhere."""
-SESSION_TOP = 1
-"""How many of the session's other scores lift it: only the best, so a long session is not lifted for
-its length."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +56,9 @@ class FusionInput:
     """The question's vector: turns are found by cosine too (keywords only without it)."""
     related_cosine: float = 0.0
     """A turn found by its vector alone counts from this cosine on (as a memory found by its vector)."""
+    session_share: float = 0.5
+    """Each piece also scores this share of the best `session_top` other scores of its session."""
+    session_top: int = 1
 
 
 def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[RecalledItem, str]],
@@ -91,7 +87,7 @@ def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[Recalled
             scores[n] += share
     entries = [(scores[n], n, memories[n][1]) for n in range(len(memories))] \
         + [(share, len(memories) + rank, hit.turn.session_id) for share, rank, hit in loose]
-    order = sorted(session_scores(entries, SESSION_SHARE, SESSION_TOP), key=lambda e: (-e[0], e[1]))
+    order = sorted(session_scores(entries, ask.session_share, ask.session_top), key=lambda e: (-e[0], e[1]))
     order = order[:limit] if limit is not None else order
     kept = [memories[n] for _, n in order if n < len(memories)]
     sources = _source_texts(store, ask, kept, {h.turn.message_id: h.turn for h in hits})
