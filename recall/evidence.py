@@ -198,26 +198,54 @@ def turn_item(hit: TurnHit, rank: int, share: float, focus: frozenset[str], limi
 
 def best_sentences(text: str, focus: Iterable[str], limit: int, skip: frozenset[str] = frozenset()) -> str:
     """The sentences of `text` sharing the most of `focus` (terms), specifics (numbers, names) breaking
-    ties, kept in their order, within `limit` tokens; "" when none shares a term not in `skip`."""
+    ties, then the sentence just after each of them and the one just before while they fit, kept in their
+    order, within `limit` tokens; "" when none shares a term not in `skip`.
+
+    A question's words and its answer are often in neighbouring sentences ("I chose them because they help
+    LGBTQ+ folks. Their inclusivity really spoke to me."): the neighbours of a matching sentence fill what the
+    limit leaves, before a sentence farther away. A gap between quoted sentences is marked with " … "."""
     wanted = frozenset(focus)
+    sentences = _sentences(text)
     scored = []
-    for n, sentence in enumerate(_sentences(text)):
+    fresh: set[int] = set()
+    for n, sentence in enumerate(sentences):
         words = frozenset(terms(sentence))
+        if not skip or words - skip:
+            fresh.add(n)
         shared = len(words & wanted)
-        fresh = len(words - skip) if skip else 1
-        if shared and fresh:
-            scored.append((shared + 0.1 * len(_SPECIFIC_RE.findall(" " + sentence)), n, sentence))
+        if shared and n in fresh:
+            scored.append((shared + 0.1 * len(_SPECIFIC_RE.findall(" " + sentence)), n))
     if not scored:
         return ""
-    chosen: list[tuple[int, str]] = []
+    chosen: set[int] = set()
     used = 0
-    for _, n, sentence in sorted(scored, key=lambda s: (-s[0], s[1])):
-        cost = estimate_tokens(sentence) + 1
-        if chosen and used + cost > limit:
-            continue
-        chosen.append((n, sentence))
+
+    def take(n: int) -> None:
+        nonlocal used
+        cost = estimate_tokens(sentences[n]) + 1
+        if n in chosen or n not in fresh or (chosen and used + cost > limit):
+            return
+        chosen.add(n)
         used += cost
-    return clip_tokens(" … ".join(s for _, s in sorted(chosen)), limit)
+
+    best = [n for _, n in sorted(scored, key=lambda s: (-s[0], s[1]))]
+    for n in best:
+        take(n)
+    for step in (1, -1):
+        for n in [n for n in best if n in chosen]:
+            if 0 <= n + step < len(sentences):
+                take(n + step)
+    return clip_tokens(_joined(sentences, sorted(chosen)), limit)
+
+
+def _joined(sentences: Sequence[str], picked: Sequence[int]) -> str:
+    """The picked sentences in order: neighbours joined by a space, a gap marked with " … "."""
+    out = ""
+    for place, n in enumerate(picked):
+        if place:
+            out += " " if n == picked[place - 1] + 1 else " … "
+        out += sentences[n]
+    return out
 
 
 @registered
