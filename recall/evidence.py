@@ -85,20 +85,21 @@ def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[Recalled
         elif n not in turn_rank:
             turn_rank[n] = rank
             scores[n] += share
+    rounds = _rounds(loose)
     entries = [(scores[n], n, memories[n][1]) for n in range(len(memories))] \
-        + [(share, len(memories) + rank, hit.turn.session_id) for share, rank, hit in loose]
+        + [(share, len(memories) + rank, hit.turn.session_id) for share, rank, hit, _ in rounds]
     order = sorted(session_scores(entries, ask.session_share, ask.session_top), key=lambda e: (-e[0], e[1]))
     order = order[:limit] if limit is not None else order
     kept = [memories[n] for _, n in order if n < len(memories)]
     sources = _source_texts(store, ask, kept, {h.turn.message_id: h.turn for h in hits})
     focus = frozenset(terms(ask.question))
-    by_rank = {len(memories) + rank: (share, rank, hit) for share, rank, hit in loose}
+    by_rank = {len(memories) + rank: (share, rank, hit, partner) for share, rank, hit, partner in rounds}
     out = []
     for place, (_, n) in enumerate(order):
         limit_tokens = ask.evidence_tokens if place < ask.evidence_top else ask.evidence_tokens // 2
         if n >= len(memories):
-            share, rank, hit = by_rank[n]
-            out.append(turn_item(hit, rank, share, focus, limit_tokens))
+            share, rank, hit, partner = by_rank[n]
+            out.append(turn_item(hit, rank, share, focus, limit_tokens, partner))
             continue
         item = memories[n][0]
         details = {**item.details, "fusion": round(scores[n], 6), "memory_rank": n + 1}
@@ -184,16 +185,43 @@ def _with_evidence(item: RecalledItem, sources: dict[str, RecentTurn], focus: fr
                    tokens=estimate_tokens(item.text) + sum(estimate_tokens(t) for _, t in quoted))
 
 
-def turn_item(hit: TurnHit, rank: int, share: float, focus: frozenset[str], limit: int) -> RecalledItem:
-    """A turn with no note, shown as a dated quote of its sentences closest to the question."""
+def _rounds(loose: Sequence[tuple[float, int, TurnHit]]) -> list[tuple[float, int, TurnHit, TurnHit | None]]:
+    """The loose turns with each round found whole made one: a user turn and the reply right after it in its
+    session (the other role, the next position), both found, are one piece of evidence scoring the sum of
+    their shares, as one document of a question and its answer would match the words of both. It takes the
+    better rank; the other turn is its partner (None for a turn found alone)."""
+    at = {(hit.turn.session_id, hit.turn.position): n for n, (_, _, hit) in enumerate(loose)}
+    partner: dict[int, int] = {}
+    for n, (_, _, hit) in enumerate(loose):
+        reply = at.get((hit.turn.session_id, hit.turn.position + 1))
+        if hit.turn.role == "user" and reply is not None and loose[reply][2].turn.role == "assistant":
+            partner[n], partner[reply] = reply, n
+    out: list[tuple[float, int, TurnHit, TurnHit | None]] = []
+    for n, (share, rank, hit) in enumerate(loose):
+        other = partner.get(n)
+        if other is None:
+            out.append((share, rank, hit, None))
+        elif rank < loose[other][1]:
+            out.append((share + loose[other][0], rank, hit, loose[other][2]))
+    return out
+
+
+def turn_item(hit: TurnHit, rank: int, share: float, focus: frozenset[str], limit: int,
+              partner: TurnHit | None = None) -> RecalledItem:
+    """A turn with no note, shown as a dated quote of its sentences closest to the question; with its
+    `partner`, the round (the user turn and the reply to it) quoted as one text, in the order said."""
     turn = hit.turn
-    text = best_sentences(turn.content, focus, limit) or clip_tokens(turn.content, limit)
-    details: dict[str, object] = {"role": turn.role, "session_id": turn.session_id, "turn_rank": rank + 1,
+    said = sorted((t.turn for t in (hit, partner) if t is not None), key=lambda t: t.position)
+    content = "\n".join(t.content for t in said)
+    text = best_sentences(content, focus, limit) or clip_tokens(content, limit)
+    details: dict[str, object] = {"role": " and ".join(t.role for t in said), "session_id": turn.session_id,
+                                  "turn_rank": rank + 1,
                                   "keyword": round(hit.keyword_score, 6), "vector": round(hit.vector_score, 6),
                                   "fusion": round(share, 6),
                                   "event_time": turn.occurred_at.isoformat()}
     return RecalledItem("turn", turn.message_id, text, share, estimate_tokens(text),  # type: ignore[arg-type]
-                        (turn.message_id,), turn.occurred_at, details=details, event_time=turn.occurred_at)
+                        tuple(t.message_id for t in said), turn.occurred_at, details=details,
+                        event_time=turn.occurred_at)
 
 
 def best_sentences(text: str, focus: Iterable[str], limit: int, skip: frozenset[str] = frozenset()) -> str:
