@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, timedelta
+from functools import lru_cache
+
+from engram.core.text_caches import registered
 
 _NUMBERS = {w: n for n, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
@@ -26,14 +29,22 @@ _RELATIVE_RE = re.compile(
     rf"|(?P<count>{_COUNT_RE}) (?P<unit>days?|months?|years?) ago"
     r"|(?P<span_dir>last|next) (?P<span>month|year))\b",
     re.IGNORECASE)
+_CUE_RE = re.compile(r"yesterday|night|tomorrow|ago|last|next|this", re.IGNORECASE)
+"""A word every expression holds: a text without one is returned at once (most are)."""
 
 
 def spell_out(text: str, said: datetime | date | None) -> str:
     """`text` with each relative time expression followed by the date it meant when said at `said`:
     "yesterday (2023-05-07)", "last Fri (Friday 2023-07-14)", "next month (2023-06)", "last year (2022)"."""
-    if said is None or not text:
+    if said is None or not text or _CUE_RE.search(text) is None:
         return text
-    day = said.date() if isinstance(said, datetime) else said
+    return _spelled_out(text, said.date() if isinstance(said, datetime) else said)
+
+
+@registered
+@lru_cache(maxsize=4096)
+def _spelled_out(text: str, day: date) -> str:
+    """`spell_out` on one day (a context renders each line more than once: to charge it, then to show it)."""
 
     def resolve(match: re.Match[str]) -> str:
         meant = _meaning(match, day)
