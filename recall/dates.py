@@ -29,14 +29,18 @@ _RELATIVE_RE = re.compile(
     rf"|(?P<count>{_COUNT_RE}) (?P<unit>days?|months?|years?) ago"
     r"|(?P<span_dir>last|next) (?P<span>month|year))\b",
     re.IGNORECASE)
-_CUE_RE = re.compile(r"yesterday|night|tomorrow|ago|last|next|this", re.IGNORECASE)
-"""A word every expression holds: a text without one is returned at once (most are)."""
+_CUES = ("yesterday", "night", "tomorrow", "ago", "last", "next", "past", "coming")
+"""Every expression holds one of these: a text without any is returned at once (most are; a context renders
+each line more than once)."""
 
 
 def spell_out(text: str, said: datetime | date | None) -> str:
     """`text` with each relative time expression followed by the date it meant when said at `said`:
     "yesterday (2023-05-07)", "last Fri (Friday 2023-07-14)", "next month (2023-06)", "last year (2022)"."""
-    if said is None or not text or _CUE_RE.search(text) is None:
+    if said is None or not text:
+        return text
+    lowered = text.lower()
+    if not any(cue in lowered for cue in _CUES):
         return text
     return _spelled_out(text, said.date() if isinstance(said, datetime) else said)
 
