@@ -1,6 +1,6 @@
 """Relative time in a quoted text, spelled out against the moment it was said.
 
-"I went to a support group yesterday", said on 2023-05-08, is shown as "yesterday (2023-05-07)": the reader
+"We flew back yesterday", said on 2023-05-08, is shown as "yesterday (2023-05-07)": the reader
 of a recalled context sees when the turn was said, but not what "yesterday", "last Friday" or "last year"
 meant then, and a question asks for that day, month or year. Only expressions with one exact reading are
 spelled out (a day, a weekday before or after, a month or a year counted from the turn's date); vague ones

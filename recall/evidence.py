@@ -5,7 +5,8 @@ searched by keywords beside them. The two rankings are fused by reciprocal rank 
 evidence scores `sum(1 / (k + rank))` over the rankings it appears in. A note and its own source turn
 are one piece of evidence: the turn's rank adds to the note's, and the note carries the sentence(s) of
 that turn holding the specifics (names, numbers, dates, titles), which extraction may have dropped. A
-turn with no note among the memories is shown on its own, as a dated quote of its best sentences.
+turn with no note among the memories is shown on its own, as a dated quote of its best sentences; a user
+turn and the reply to it, both found, are one round (one item, both turns' shares, both as provenance).
 Nothing here knows a data set: it uses the question's terms, the turns' text and the log's provenance.
 
 A turn is what the user said, unfiltered: a quoted sentence passes the same sensitive gate as a memory
@@ -229,8 +230,8 @@ def best_sentences(text: str, focus: Iterable[str], limit: int, skip: frozenset[
     ties, then the sentence just after each of them and the one just before while they fit, kept in their
     order, within `limit` tokens; "" when none shares a term not in `skip`.
 
-    A question's words and its answer are often in neighbouring sentences ("I chose them because they help
-    LGBTQ+ folks. Their inclusivity really spoke to me."): the neighbours of a matching sentence fill what the
+    A question's words and its answer are often in neighbouring sentences ("I picked the Lindqvist agency. They
+    place children with single parents."): the neighbours of a matching sentence fill what the
     limit leaves, before a sentence farther away. A gap between quoted sentences is marked with " … "."""
     wanted = frozenset(focus)
     sentences = _sentences(text)
