@@ -100,6 +100,8 @@ def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[Recalled
         limit_tokens = ask.evidence_tokens if place < ask.evidence_top else ask.evidence_tokens // 2
         if n >= len(memories):
             share, rank, hit, partner = by_rank[n]
+            if partner is None and place < ask.evidence_top:
+                partner = _round_partner(store, ask, hit, quoted, asked)
             out.append(turn_item(hit, rank, share, focus, limit_tokens, partner))
             continue
         item = memories[n][0]
@@ -205,6 +207,19 @@ def _rounds(loose: Sequence[tuple[float, int, TurnHit]]) -> list[tuple[float, in
         elif rank < loose[other][1]:
             out.append((share + loose[other][0], rank, hit, loose[other][2]))
     return out
+
+
+def _round_partner(store: MemoryStore, ask: FusionInput, hit: TurnHit, quoted: frozenset[str],
+                   asked: frozenset[str]) -> TurnHit | None:
+    """The other turn of the hit's round, read from the store: the reply to a user turn, the user turn an
+    assistant turn answers (None: no such turn, or one shown anyway or withheld)."""
+    turn = hit.turn
+    for near in store.turn_neighbours(ask.tenant, ask.user, turn.session_id, turn.message_id):
+        after = near.position > turn.position
+        if near.role != turn.role and after == (turn.role == "user") and near.message_id not in quoted \
+                and near.message_id not in ask.withheld:
+            return _showable_hit(TurnHit(near, 0.0), asked)
+    return None
 
 
 def turn_item(hit: TurnHit, rank: int, share: float, focus: frozenset[str], limit: int,

@@ -20,10 +20,17 @@ def _turn(session: str, message_id: str, role: str, text: str, position: int) ->
 
 
 class _Turns:
-    """A store stand-in that finds the given turns, best first."""
+    """A store stand-in that finds the given turns, best first, and knows the recorded ones around them."""
 
-    def __init__(self, found: list[RecentTurn]) -> None:
+    def __init__(self, found: list[RecentTurn], recorded: list[RecentTurn] | None = None) -> None:
         self.found = found
+        self.recorded = recorded or []
+
+    def turn_neighbours(self, tenant: str, user: str, session: str, message_id: str) -> list[RecentTurn]:
+        own = next((t for t in self.recorded if t.message_id == message_id), None)
+        if own is None:
+            return []
+        return [t for t in self.recorded if t.session_id == session and abs(t.position - own.position) == 1]
 
     def search_turns(self, tenant: str, user: str, query: str, limit: int,
                      vector: np.ndarray | None = None) -> list[TurnHit]:
@@ -40,8 +47,8 @@ STRAY = _turn("trip", "x1", "user", "The hotel suggested a sourdough bakery near
 LATER = _turn("bake", "b9", "user", "Thanks, the ratio worked.", 30)
 
 
-def _fused(found: list[RecentTurn]) -> list[Any]:
-    return fuse(_Turns(found), ASK, [])  # type: ignore[arg-type]
+def _fused(found: list[RecentTurn], recorded: list[RecentTurn] | None = None) -> list[Any]:
+    return fuse(_Turns(found, recorded or [QUESTION, REPLY, STRAY, LATER]), ASK, [])  # type: ignore[arg-type]
 
 
 def test_a_question_and_its_reply_found_together_are_one_round_with_both_as_provenance() -> None:
@@ -59,7 +66,14 @@ def test_a_round_scores_both_its_turns_matches() -> None:
     assert [i.item_id for i in _fused([STRAY, REPLY, QUESTION])] == ["b2", "x1"]  # the round outranks it
 
 
+def test_a_reply_found_alone_is_shown_with_the_turn_it_answers() -> None:
+    items = _fused([REPLY, STRAY])
+    assert items[0].item_id == "b2" and items[0].source_message_ids == ("b1", "b2")
+    assert "sourdough starter keeps collapsing" in items[0].text
+    assert items[1].source_message_ids == ("x1",)  # a user turn with no reply recorded stays alone
+
+
 def test_turns_that_are_not_one_round_stay_apart() -> None:
-    items = _fused([REPLY, LATER, STRAY])
+    items = _fused([REPLY, LATER, STRAY], recorded=[REPLY, LATER, STRAY])
     assert sorted(i.item_id for i in items) == ["b2", "b9", "x1"]
     assert all(len(i.source_message_ids) == 1 for i in items)
