@@ -99,6 +99,13 @@ class RecallConfig(_Section):
     """The sentences of a memory's source turn shown with it, or of a turn shown alone, at most this long
     for the best `evidence_top` items, half as long for the others (more distinct evidence fits)."""
     evidence_top: int = Field(default=5, ge=0)
+    session_share: float = Field(default=0.5, ge=0.0, le=1.0)
+    """A piece of evidence (a note or a turn) also scores this much of the best other scores of its session
+    in the fused ranking: a conversation several of whose turns match the question is likelier the one it
+    asks about than a single stray match elsewhere (0: every piece scores alone)."""
+    session_top: int = Field(default=1, ge=1)
+    """How many of the session's other scores lift a piece of evidence: only the best by default, so a
+    long session is not lifted for its length."""
     profile_share: float = Field(default=0.3, ge=0.0, le=1.0)
     """The standing profile's share of `token_budget`: its entries come first, most important first,
     within this many tokens (0 turns the push off: no profile entry unless a question matches it)."""

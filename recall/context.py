@@ -19,6 +19,8 @@ from typing import Literal
 
 from engram.core.text import estimate_tokens, has_cjk
 
+from .dates import spell_out
+
 ItemKind = Literal["global", "profile", "memory", "turn", "summary"]
 
 REFERENCE_CLAUSE_EN = (
@@ -132,13 +134,13 @@ def _long_term_lines(items: Sequence[RecalledItem], conflict_word: str) -> list[
 
 def _memory_line(item: RecalledItem, conflict_word: str) -> str:
     """`- text (YYYY-MM-DD)`: the date lets the reader answer "when did…" and order what changed."""
-    line = f"- {item.text}"
+    line = f"- {spell_out(item.text, item.event_time)}"
     if item.kind == "memory" and item.event_time is not None:
         line += f" ({item.event_time:%Y-%m-%d})"
     if item.conflict_note:
         line += f"  ({conflict_word}: {item.conflict_note})"
     for _, text in item.context_turns:
-        line += f'\n  > "{text}"'
+        line += f'\n  > "{spell_out(text, item.event_time)}"'
     return line
 
 
@@ -146,7 +148,7 @@ def _turn_line(item: RecalledItem) -> str:
     """`- role (YYYY-MM-DD): "what was said"`: a turn no note was drawn from, quoted with its date."""
     role = str(item.details.get("role", "")) or "turn"
     date = f" ({item.event_time:%Y-%m-%d})" if item.event_time is not None else ""
-    return f'- {role}{date}: "{item.text}"'
+    return f'- {role}{date}: "{spell_out(item.text, item.event_time)}"'
 
 
 def build_messages(

@@ -5,7 +5,8 @@ searched by keywords beside them. The two rankings are fused by reciprocal rank 
 evidence scores `sum(1 / (k + rank))` over the rankings it appears in. A note and its own source turn
 are one piece of evidence: the turn's rank adds to the note's, and the note carries the sentence(s) of
 that turn holding the specifics (names, numbers, dates, titles), which extraction may have dropped. A
-turn with no note among the memories is shown on its own, as a dated quote of its best sentences.
+turn with no note among the memories is shown on its own, as a dated quote of its best sentences; a user
+turn and the reply to it, both found, are one round (one item, both turns' shares, both as provenance).
 Nothing here knows a data set: it uses the question's terms, the turns' text and the log's provenance.
 
 A turn is what the user said, unfiltered: a quoted sentence passes the same sensitive gate as a memory
@@ -35,13 +36,6 @@ from .turn_ranking import rank_turns
 
 _SENTENCE_RE = re.compile(r"(?<=[.!?;。！？；])\s+|\n+")
 _SPECIFIC_RE = re.compile(r"\d|(?<=\s)[A-Z][a-z]")
-SESSION_SHARE = 0.5
-"""A piece of evidence also scores this much of the best other score of its session (its other notes and
-turns in the fused ranking): a conversation several of whose turns match the question is likelier the one
-it asks about than a single stray match elsewhere."""
-SESSION_TOP = 1
-"""How many of the session's other scores lift it: only the best, so a long session is not lifted for
-its length."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +58,9 @@ class FusionInput:
     """The question's vector: turns are found by cosine too (keywords only without it)."""
     related_cosine: float = 0.0
     """A turn found by its vector alone counts from this cosine on (as a memory found by its vector)."""
+    session_share: float = 0.5
+    """Each piece also scores this share of the best `session_top` other scores of its session."""
+    session_top: int = 1
 
 
 def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[RecalledItem, str]],
@@ -90,20 +87,23 @@ def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[Recalled
         elif n not in turn_rank:
             turn_rank[n] = rank
             scores[n] += share
+    rounds = _rounds(loose)
     entries = [(scores[n], n, memories[n][1]) for n in range(len(memories))] \
-        + [(share, len(memories) + rank, hit.turn.session_id) for share, rank, hit in loose]
-    order = sorted(session_scores(entries, SESSION_SHARE, SESSION_TOP), key=lambda e: (-e[0], e[1]))
+        + [(share, len(memories) + rank, hit.turn.session_id) for share, rank, hit, _ in rounds]
+    order = sorted(session_scores(entries, ask.session_share, ask.session_top), key=lambda e: (-e[0], e[1]))
     order = order[:limit] if limit is not None else order
     kept = [memories[n] for _, n in order if n < len(memories)]
     sources = _source_texts(store, ask, kept, {h.turn.message_id: h.turn for h in hits})
     focus = frozenset(terms(ask.question))
-    by_rank = {len(memories) + rank: (share, rank, hit) for share, rank, hit in loose}
+    by_rank = {len(memories) + rank: (share, rank, hit, partner) for share, rank, hit, partner in rounds}
     out = []
     for place, (_, n) in enumerate(order):
         limit_tokens = ask.evidence_tokens if place < ask.evidence_top else ask.evidence_tokens // 2
         if n >= len(memories):
-            share, rank, hit = by_rank[n]
-            out.append(turn_item(hit, rank, share, focus, limit_tokens))
+            share, rank, hit, partner = by_rank[n]
+            if partner is None and place < ask.evidence_top:
+                partner = _round_partner(store, ask, hit, quoted, asked)
+            out.append(turn_item(hit, rank, share, focus, limit_tokens, partner))
             continue
         item = memories[n][0]
         details = {**item.details, "fusion": round(scores[n], 6), "memory_rank": n + 1}
@@ -190,40 +190,108 @@ def _with_evidence(item: RecalledItem, sources: dict[str, RecentTurn], focus: fr
                    tokens=estimate_tokens(item.text) + sum(estimate_tokens(t) for _, t in quoted))
 
 
-def turn_item(hit: TurnHit, rank: int, share: float, focus: frozenset[str], limit: int) -> RecalledItem:
-    """A turn with no note, shown as a dated quote of its sentences closest to the question."""
+def _rounds(loose: Sequence[tuple[float, int, TurnHit]]) -> list[tuple[float, int, TurnHit, TurnHit | None]]:
+    """The loose turns with each round found whole made one: a user turn and the reply right after it in its
+    session (the other role, the next position), both found, are one piece of evidence scoring the sum of
+    their shares, as one document of a question and its answer would match the words of both. It takes the
+    better rank; the other turn is its partner (None for a turn found alone)."""
+    at = {(hit.turn.session_id, hit.turn.position): n for n, (_, _, hit) in enumerate(loose)}
+    partner: dict[int, int] = {}
+    for n, (_, _, hit) in enumerate(loose):
+        reply = at.get((hit.turn.session_id, hit.turn.position + 1))
+        if hit.turn.role == "user" and reply is not None and loose[reply][2].turn.role == "assistant":
+            partner[n], partner[reply] = reply, n
+    out: list[tuple[float, int, TurnHit, TurnHit | None]] = []
+    for n, (share, rank, hit) in enumerate(loose):
+        other = partner.get(n)
+        if other is None:
+            out.append((share, rank, hit, None))
+        elif rank < loose[other][1]:
+            out.append((share + loose[other][0], rank, hit, loose[other][2]))
+    return out
+
+
+def _round_partner(store: MemoryStore, ask: FusionInput, hit: TurnHit, quoted: frozenset[str],
+                   asked: frozenset[str]) -> TurnHit | None:
+    """The other turn of the hit's round, read from the store: the reply to a user turn, the user turn an
+    assistant turn answers (None: no such turn, or one shown anyway or withheld)."""
     turn = hit.turn
-    text = best_sentences(turn.content, focus, limit) or clip_tokens(turn.content, limit)
-    details: dict[str, object] = {"role": turn.role, "session_id": turn.session_id, "turn_rank": rank + 1,
+    for near in store.turn_neighbours(ask.tenant, ask.user, turn.session_id, turn.message_id):
+        after = near.position > turn.position
+        if near.role != turn.role and after == (turn.role == "user") and near.message_id not in quoted \
+                and near.message_id not in ask.withheld:
+            return _showable_hit(TurnHit(near, 0.0), asked)
+    return None
+
+
+def turn_item(hit: TurnHit, rank: int, share: float, focus: frozenset[str], limit: int,
+              partner: TurnHit | None = None) -> RecalledItem:
+    """A turn with no note, shown as a dated quote of its sentences closest to the question; with its
+    `partner`, the round (the user turn and the reply to it) quoted as one text, in the order said."""
+    turn = hit.turn
+    said = sorted((t.turn for t in (hit, partner) if t is not None), key=lambda t: t.position)
+    content = "\n".join(t.content for t in said)
+    text = best_sentences(content, focus, limit) or clip_tokens(content, limit)
+    details: dict[str, object] = {"role": " and ".join(t.role for t in said), "session_id": turn.session_id,
+                                  "turn_rank": rank + 1,
                                   "keyword": round(hit.keyword_score, 6), "vector": round(hit.vector_score, 6),
                                   "fusion": round(share, 6),
                                   "event_time": turn.occurred_at.isoformat()}
     return RecalledItem("turn", turn.message_id, text, share, estimate_tokens(text),  # type: ignore[arg-type]
-                        (turn.message_id,), turn.occurred_at, details=details, event_time=turn.occurred_at)
+                        tuple(t.message_id for t in said), turn.occurred_at, details=details,
+                        event_time=turn.occurred_at)
 
 
 def best_sentences(text: str, focus: Iterable[str], limit: int, skip: frozenset[str] = frozenset()) -> str:
     """The sentences of `text` sharing the most of `focus` (terms), specifics (numbers, names) breaking
-    ties, kept in their order, within `limit` tokens; "" when none shares a term not in `skip`."""
+    ties, then the sentence just after each of them and the one just before while they fit, kept in their
+    order, within `limit` tokens; "" when none shares a term not in `skip`.
+
+    A question's words and its answer are often in neighbouring sentences ("I picked the Lindqvist agency. They
+    place children with single parents."): the neighbours of a matching sentence fill what the
+    limit leaves, before a sentence farther away. A gap between quoted sentences is marked with " … "."""
     wanted = frozenset(focus)
+    sentences = _sentences(text)
     scored = []
-    for n, sentence in enumerate(_sentences(text)):
+    fresh: set[int] = set()
+    for n, sentence in enumerate(sentences):
         words = frozenset(terms(sentence))
+        if not skip or words - skip:
+            fresh.add(n)
         shared = len(words & wanted)
-        fresh = len(words - skip) if skip else 1
-        if shared and fresh:
-            scored.append((shared + 0.1 * len(_SPECIFIC_RE.findall(" " + sentence)), n, sentence))
+        if shared and n in fresh:
+            scored.append((shared + 0.1 * len(_SPECIFIC_RE.findall(" " + sentence)), n))
     if not scored:
         return ""
-    chosen: list[tuple[int, str]] = []
+    chosen: set[int] = set()
     used = 0
-    for _, n, sentence in sorted(scored, key=lambda s: (-s[0], s[1])):
-        cost = estimate_tokens(sentence) + 1
-        if chosen and used + cost > limit:
-            continue
-        chosen.append((n, sentence))
+
+    def take(n: int) -> None:
+        nonlocal used
+        cost = estimate_tokens(sentences[n]) + 1
+        if n in chosen or n not in fresh or (chosen and used + cost > limit):
+            return
+        chosen.add(n)
         used += cost
-    return clip_tokens(" … ".join(s for _, s in sorted(chosen)), limit)
+
+    best = [n for _, n in sorted(scored, key=lambda s: (-s[0], s[1]))]
+    for n in best:
+        take(n)
+    for step in (1, -1):
+        for n in [n for n in best if n in chosen]:
+            if 0 <= n + step < len(sentences):
+                take(n + step)
+    return clip_tokens(_joined(sentences, sorted(chosen)), limit)
+
+
+def _joined(sentences: Sequence[str], picked: Sequence[int]) -> str:
+    """The picked sentences in order: neighbours joined by a space, a gap marked with " … "."""
+    out = ""
+    for place, n in enumerate(picked):
+        if place:
+            out += " " if n == picked[place - 1] + 1 else " … "
+        out += sentences[n]
+    return out
 
 
 @registered

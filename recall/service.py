@@ -320,7 +320,8 @@ class RecallService:
         ask = FusionInput(req.tenant, req.user, req.question, frozenset(hidden),
                           cfg.turn_candidates, cfg.fusion_k, cfg.evidence_tokens, cfg.turn_weight,
                           cfg.evidence_top, withheld_turns(gone, [*profile, *(h.record for h in found)], replaced),
-                          vector=vector, related_cosine=related)
+                          vector=vector, related_cosine=related,
+                          session_share=cfg.session_share, session_top=cfg.session_top)
         # deeper by the window's size: its turns leave the ranking once the window is read (`recall`), and
         # this part does not wait on that read (the parts are independent under the deadline)
         fused = fuse(self.store, ask, memories, wanted + 2 * cfg.recent_rounds)

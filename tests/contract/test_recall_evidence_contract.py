@@ -113,3 +113,15 @@ def test_a_profile_entry_the_question_finds_is_never_lost_between_ranking_and_pr
         assert "home" not in {i.item_id for i in result.left_out}, "shown one way, it is not left out"
     cut = _recall(store, question, limit=1)
     assert [i.kind for i in cut.items if i.item_id == "home"] == ["profile"], "cut from the ranking: pushed"
+
+
+def test_a_reply_is_shown_as_a_round_with_the_turn_it_answers(store: MemoryStore) -> None:
+    _said(store, "s1", "u1", "My sourdough keeps collapsing overnight. I use rye flour.", 1)
+    _said(store, "s1", "a1", "Feed the starter at a 1:5:5 ratio twice a day and keep it warm.", 2, role="assistant")
+    _said(store, "s2", "u2", "We booked the ferry to Hydra for June.", 3)
+    store.flush()
+    result = _recall(store, "What starter feeding ratio did you give me?")
+    rounds = [i for i in result.items if i.kind == "turn" and i.item_id == "a1"]
+    assert rounds and rounds[0].source_message_ids == ("u1", "a1"), "the reply comes with the turn it answers"
+    assert "1:5:5 ratio" in result.memory_section and "rye flour" in result.memory_section
+    assert "u1" not in _turn_ids(result), "the round is one item, not two"

@@ -3,6 +3,10 @@ single stray match elsewhere, and the lift counts only the session's best few ot
 
 from __future__ import annotations
 
+import pytest
+from pydantic import ValidationError
+
+from engram.core.config import DEFAULT_CONFIG, RecallConfig
 from engram.recall import evidence
 from engram.recall.evidence import session_scores
 
@@ -29,5 +33,15 @@ def test_an_entry_with_no_session_and_a_zero_share_are_left_alone() -> None:
     assert session_scores([(0.1, 0, "s"), (0.1, 1, "s")], share=0.0, top=2) == [(0.1, 0), (0.1, 1)]
 
 
-def test_the_defaults_lift_by_session() -> None:
-    assert evidence.SESSION_SHARE > 0 and evidence.SESSION_TOP >= 1
+def test_the_defaults_lift_by_session_and_the_fusion_reads_them_from_config() -> None:
+    recall = DEFAULT_CONFIG.recall
+    assert recall.session_share == 0.5 and recall.session_top == 1
+    ask = evidence.FusionInput("t", "u", "q", frozenset(), 0, 5.0, 60)
+    assert (ask.session_share, ask.session_top) == (recall.session_share, recall.session_top)
+
+
+def test_the_session_settings_are_validated() -> None:
+    with pytest.raises(ValidationError):
+        RecallConfig(session_share=1.5)
+    with pytest.raises(ValidationError):
+        RecallConfig(session_top=0)
