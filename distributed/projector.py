@@ -205,6 +205,23 @@ def insert_due(settings: ProjectorSettings, since: float, events: int, quiet: fl
             or min(quiet, since) >= settings.analytics_quiet)
 
 
+def take(consumer: Consumer, limit: int, wait: float) -> list[Message]:
+    """The records already fetched (up to `limit`) at once; with none there, the first to arrive within
+    `wait` seconds and what came with it.
+
+    Not `consume(limit, wait)`: that waits out the whole `wait` unless `limit` records arrive, a fixed
+    delay on every record of a stream slower than `limit` per `wait`. Batches still grow with the
+    load: what arrives while a batch is written to Weaviate is the next batch.
+    """
+    messages = consumer.consume(limit, timeout=0)
+    if messages:
+        return messages
+    first = consumer.poll(wait)
+    if first is None:
+        return []
+    return [first, *consumer.consume(limit - 1, timeout=0)] if limit > 1 else [first]
+
+
 def _assignment(consumer: Consumer) -> list[TopicPartition]:
     try:
         return list(consumer.assignment())
@@ -253,7 +270,7 @@ class ProjectorLoop:
         log.info("projector %s: reading %d topics", self.settings.group, len(self.settings.topics))
         try:
             while not self._stop.is_set():
-                messages = consumer.consume(self.settings.batch_size, timeout=self.settings.poll_timeout)
+                messages = take(consumer, self.settings.batch_size, self.settings.poll_timeout)
                 self._fatal_on_error(lambda: with_backoff(lambda: self.handle(messages), "projector write",
                                                           self._count_write_failure), on_fatal)
                 self._fatal_on_error(lambda: self._advance(consumer, idle=not messages), on_fatal)
