@@ -60,6 +60,10 @@ from .trace import tracer
 log = logging.getLogger("engram.distributed.projector")
 
 PROJECTOR_ROLE = "projectors"
+WRITTEN_ROLE = "projectors-written"
+"""The consumer group under which a projector records, after each Weaviate flush, the offsets it flushed:
+what recall reads holds every record below them (`engram.distributed.freshness`). Nobody consumes with
+it; the projectors' own group commits later, once ClickHouse holds the records too."""
 RETRIES = 5
 STATS_INTERVAL = 10.0
 """Seconds between two log lines of the projector's counters."""
@@ -95,6 +99,10 @@ class ProjectorSettings:
     @property
     def group(self) -> str:
         return self.namespace.app_id(PROJECTOR_ROLE)
+
+    @property
+    def written_group(self) -> str:
+        return self.namespace.app_id(WRITTEN_ROLE)
 
     @property
     def topics(self) -> list[str]:
@@ -252,6 +260,9 @@ class ProjectorLoop:
         self._uncommitted: Offsets = {}
         self._inflight: tuple[Future[int], Offsets] | None = None
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="engram-analytics")
+        self._marks = Consumer({"bootstrap.servers": settings.bootstrap, "group.id": settings.written_group,
+                                "enable.auto.commit": False})
+        """Never subscribes: only commits the written marks (a group without members takes such commits)."""
         self._last_analytics = self._last_stats = self._last_record = time.monotonic()
 
     def stop(self) -> None:
@@ -277,6 +288,7 @@ class ProjectorLoop:
             self._fatal_on_error(lambda: self._advance(consumer, idle=True, final=True), on_fatal)
         finally:
             consumer.close()
+            self._marks.close()
             self.store.close()
             if self.analytics is not None:
                 self._writer.submit(self.analytics.release)
@@ -308,9 +320,23 @@ class ProjectorLoop:
         self.counters["batches"] += bool(messages)
         self._log_stats()
         self._trace_again(traced, "written")
+        self._mark_written(offsets)
         self._uncommitted.update(offsets)  # only after the flush: a retried batch is applied again in full
         self._events.extend(events)
         self.counters["events"] += len(events)
+
+    def _mark_written(self, offsets: Offsets) -> None:
+        """Record (asynchronously) that Weaviate holds the records below `offsets`. Best effort: a mark
+        lost or late only makes a recall report itself less fresh than it is, never fresher."""
+        if not offsets:
+            return
+        try:
+            self._marks.commit(offsets=[TopicPartition(tp[0], tp[1], end) for tp, end in offsets.items()],
+                               asynchronous=True)
+            self._marks.poll(0)  # serves the earlier commits' results
+        except (KafkaException, RuntimeError) as exc:
+            self.counters["mark_failures"] += 1
+            log.debug("projector: written marks not recorded: %s", exc)
 
     def _log_stats(self) -> None:
         now = time.monotonic()
