@@ -83,3 +83,25 @@ def breakdown(path: str, probes: Sequence[tuple[str, float, float | None, float 
 
 def _round(value: float) -> float | None:
     return round(value, 1) if value == value else None
+
+
+def judge_checks(path: str, checks: Sequence[tuple[str, float, Any, bool, str]], probes: Sequence[Any]) -> dict[str, Any]:
+    """What the recalls' freshness said, against when each probe's turn was acknowledged (`sdk.acked`).
+
+    A check that began after the acknowledgement and said `current` must be followed by a read that
+    holds the memory: `wrong_current` counts those that did not (on `list_memories`, which returns every
+    stored memory; a recall may rank a stored memory out, so those are counted apart)."""
+    acked = {key.split("/", 1)[1]: min(hops.get("sdk.acked", [float("inf")]))
+             for key, hops in hop_times(path).items()}
+    probe_users = {p.user for p in probes}
+    mine = [c for c in checks if c[0] in probe_users]
+    after = [c for c in mine if c[1] >= acked.get(c[0], float("inf"))]
+    ms = [c[2].checked_ms for c in mine]
+    return {"checks": len(mine), "checked_ms_p50": _round(percentile(ms, 50)),
+            "checked_ms_p95": _round(percentile(ms, 95)),
+            "unknown": sum(c[2].behind is None for c in mine), "current": sum(c[2].current for c in mine),
+            "after_ack": len(after), "after_ack_current": sum(c[2].current for c in after),
+            "after_ack_current_found": sum(c[2].current and c[3] for c in after),
+            "wrong_current_stored": sum(c[2].current and not c[3] for c in after if c[4] == "stored"),
+            "current_not_in_recall": sum(c[2].current and not c[3] for c in after if c[4] == "recall"),
+            "found_not_current": sum(c[3] and not c[2].current for c in after)}
