@@ -259,7 +259,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     (f"{PROBE_TENANT}/{p.user}", p.sent + WALL_OFFSET, _wall(p.stored), _wall(p.seen))
                     for p in main_probes if p.sent])
                 if checker is not None:
-                    measured["freshness"] = judge_checks(str(trace_file), pollers.checks, main_probes)
+                    measured["freshness"] = judge_checks(str(trace_file), pollers.checks,
+                                                         [(p.user, p.sent + WALL_OFFSET) for p in main_probes if p.sent])
             return {"users": "known" if args.known_users else "new", "kind": "recall_freshness",
                     "target_rate": args.rate, "seconds": args.seconds, **measured,
                     "target_p95_ms": TARGET_P95_MS, "pollers": args.pollers, "poll_interval_s": args.poll_interval,
