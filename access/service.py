@@ -24,7 +24,8 @@ from engram.core.embedding import embed_text
 from engram.core.text import has_visible, strip_control
 from engram.projections.ports import MemoryStore, SearchHit, profile_order
 from engram.recall.deadline import PARTS
-from engram.core.domains import domains_of, sensitive_domains
+from engram.core.domains import domains_of
+from engram.core.sensitive import sensitive_domains
 from engram.recall.profile import standing_profile
 from engram.recall.service import RecallRequest, RecallResult
 from engram.schemas.base import Event
@@ -469,7 +470,8 @@ def profile_entry(record: MemoryRecord, item: ProfileItem | None = None) -> Prof
     if item is not None and item.domains:
         domains, sensitive = item.domains, item.sensitive
     else:  # no document entry, or its labels were shredded with their key: read from the text
-        domains, sensitive = tuple(domains_of(record.content)), tuple(sensitive_domains(record.content))
+        domains = tuple(domains_of(record.content))
+        sensitive = tuple(sensitive_domains(record.content).union(record.sensitive))
     conflicts = set(record.conflict_with) | set(item.conflict_with if item is not None else ())
     return ProfileEntry(memory_id=record.memory_id, type=record.type.value, slot=record.slot, content=record.content,
                         domains=sorted(domains), sensitive=sorted(sensitive), pinned=record.pinned,

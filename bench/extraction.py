@@ -58,7 +58,8 @@ SPLITS = {"dev": DATA / "extraction_dev.jsonl", "heldout": DATA / "extraction_he
           "heldout2": DATA / "extraction_heldout2.jsonl", "heldout3": DATA / "extraction_heldout3.jsonl",
           "narrative": DATA / "extraction_narrative.jsonl", "narrative2": DATA / "extraction_narrative.jsonl",
           "dev2": DATA / "extraction_dev2.jsonl", "dev3": DATA / "extraction_dev3.jsonl",
-          "blind": DATA / "extraction_blind.jsonl", "blind2": DATA / "extraction_blind2.jsonl"}
+          "blind": DATA / "extraction_blind.jsonl", "blind2": DATA / "extraction_blind2.jsonl",
+          "blind3": DATA / "extraction_blind3.jsonl"}
 """Each held-out split was written before a round of rule changes and scored once after it:
 `heldout` before any change, `heldout2` before round two, `heldout3` before round three, `narrative` (conversational chat: events, values, plans,
 chit-chat) before the session-5 narrative round; `narrative2` (same file) after its first pass, before the last
@@ -67,9 +68,9 @@ commitments, corrections, facts inside requests, sarcasm, reinforcement) was wri
 kinds and is tuned on. `dev3` covers the same kinds in new wordings (and must-nots: third parties,
 hypotheticals, sarcasm, questions, PII, one-off requests); it was written and scored before the round that tunes on
 it. A split's cases are the lines of its file whose `split` is its name.
-`blind` and `blind2` were each written by a teammate who had read neither the rules nor the other splits, frozen before the
+`blind`, `blind2` and `blind3` were each written by a teammate who had read neither the rules nor the other splits, frozen before the
 rule changes it measures, and is scored once at the end: `all` leaves it out, `--split blind` runs it."""
-SEALED = frozenset({"blind", "blind2"})
+SEALED = frozenset({"blind", "blind2", "blind3"})
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)
 _USERS = {"U": "u1", "B": "u2"}
 _CJK = re.compile(r"[\u3400-\u9fff]")

@@ -40,7 +40,7 @@ SHREDDED_TEXT = "[forgotten]"
 """Placeholder of a shredded text where the schema needs one (non-empty fields)."""
 SHREDDED_MARK = "shredded"
 
-_RECORD = ("content", "topic", "entities", "keywords")
+_RECORD = ("content", "topic", "entities", "keywords", "sensitive")
 _CARD = ("name", "profile", "long_term_goal", "preferences", "preferred_language", "answer_style", "extra_notes",
          "tags", "folder")
 SEALED_FIELDS: dict[str, tuple[str, ...]] = {

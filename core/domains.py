@@ -1,4 +1,4 @@
-"""Life domains of a text (food, health, family, …) and whether it states a sensitive fact. Pure.
+"""Life domains of a text (food, health, family, …). Pure.
 
 A task implies what it needs without naming it: "what should I cook tonight" needs the diet, "plan a
 weekend trip" the family and the budget. Both the question and each memory are given the domains whose
@@ -6,8 +6,7 @@ cue words they contain, from one bilingual vocabulary: an English cue matches a 
 ("allerg" → allergy, allergic; "tea$" only the whole word), a Chinese cue matches as a substring. The recall scorer's `domain`
 component is the overlap of the two sets.
 
-Sensitive facts (health and mental-health conditions, religion, sexuality, debts) get the domain they
-belong to and a mark: they are shown only when the task's domains include theirs.
+Which statements are sensitive, and which tasks may see them, is `core.sensitive`.
 """
 
 from __future__ import annotations
@@ -16,17 +15,18 @@ import re
 from functools import lru_cache
 
 from engram.schemas.memory import SINGLE_VALUED_SLOTS, MemoryType
+from engram.core.text_caches import registered
 
 DOMAIN_CUES: dict[str, tuple[str, ...]] = {
     "food": (
         "food", "eat$", "eats$", "eating", "eaten", "ate$", "meal", "lunch", "dinner", "breakfast", "brunch", "snack", "dessert", "cook",
         "recipe", "restaurant", "cafe", "café", "order", "menu", "dish", "cuisine", "bake", "grocer", "diet",
-        "vegan", "vegetarian", "allerg", "lactose", "gluten", "dairy", "milk", "pork", "beef", "chicken", "fish",
+        "vegan", "vegetarian", "allerg", "lactose", "gluten", "celiac", "coeliac", "dairy", "milk", "pork", "beef", "chicken", "fish",
         "seafood", "shellfish", "peanut", "nut$", "nuts$", "egg", "cheese", "meat", "spicy", "sugar", "halal", "kosher",
         "fruit", "vegetable", "coffee", "tea$", "drink", "wine", "beer", "alcohol", "cilantro", "coriander",
         "takeout", "takeaway", "picnic", "bbq", "barbecue", "party", "potluck", "catering", "pizza", "sushi",
         "吃", "喝", "饭", "餐", "菜", "食", "饮", "午饭", "晚饭", "早饭", "早餐", "午餐", "晚餐", "夜宵", "零食",
-        "甜点", "甜品", "水果", "蔬菜", "过敏", "素", "忌口", "不吃", "乳糖", "牛奶", "奶", "猪肉", "牛肉", "海鲜",
+        "甜点", "甜品", "水果", "蔬菜", "过敏", "素", "忌口", "不吃", "乳糖", "乳糜泻", "麸质", "牛奶", "奶", "猪肉", "牛肉", "海鲜",
         "花生", "坚果", "鸡蛋", "辣", "糖", "清真", "咖啡", "茶", "酒", "香菜", "外卖", "点单", "点菜", "烹饪", "做饭",
         "菜谱", "食谱", "餐厅", "饭店", "聚餐", "聚", "烧烤", "蛋糕", "芒果",
     ),
@@ -49,7 +49,9 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
     "religion": (
         "religio", "church", "mosque", "temple", "synagogue", "pray", "faith", "muslim", "christian",
         "catholic", "jewish", "hindu", "buddhis", "ramadan", "sabbath", "bible", "quran", "worship", "lent$",
-        "宗教", "教会", "教堂", "清真寺", "寺庙", "祈祷", "信仰", "穆斯林", "基督", "天主教", "佛教", "斋月", "礼拜",
+        "halal", "kosher", "shabbat",
+        "宗教", "教会", "教堂", "清真", "寺庙", "祈祷", "祷告", "信仰", "穆斯林", "基督", "天主教", "佛教", "斋月", "礼拜", "斋戒",
+        "回族",
     ),
     "sexuality": (
         "gay", "lesbian", "bisexual", "queer", "transgender", "sexual", "coming out", "lgbt",
@@ -80,8 +82,9 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
         "home", "house", "apartment", "lease", "new place", "live", "living", "moved", "move", "moving",
         "relocat", "city",
         "town", "neighbo",
-        "nearby", "near me", "local", "around here", "weather", "climate", "commute", "address", "district",
-        "家", "住", "搬", "城市", "附近", "周边", "本地", "当地", "天气", "气候", "通勤", "小区", "区",
+        "nearby", "near me", "local", "around here", "our part of", "our area", "my area", "where we live",
+        "where i live", "weather", "climate", "commute", "address", "district",
+        "家", "住在", "住的", "住哪", "住处", "住所", "居住", "入住", "租住", "我住", "搬", "城市", "附近", "周边", "本地", "当地", "天气", "气候", "通勤", "小区", "区",
         # where to go and what to do around: an outing needs the city the user lives in
         "outing", "day trip", "getaway", "spots", "places to", "things to do", "walks$", "brunch",
         "restaurant", "saturday", "sunday", "weekend", "去哪", "哪儿玩", "哪里玩", "周末", "周六", "周日",
@@ -131,37 +134,7 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
 }
 """Cue words of each domain. Broad on purpose: a false domain only lets a memory compete on its score."""
 
-SENSITIVE_CUES: dict[str, tuple[str, ...]] = {
-    "health": (
-        "diabet", "cancer", "hiv", "asthma", "epilep", "chronic", "disorder", "diagnos", "injur", "hurt my",
-        "surgery", "pregnan", "miscarr", "baby is due", "due date", "ivf", "disab", "knee", "back pain", "blood pressure", "heart condition",
-        "糖尿病", "癌", "艾滋", "哮喘", "癫痫", "慢性", "确诊", "诊断", "受伤", "伤了", "手术", "孕", "宝宝出生", "预产期", "流产", "残疾",
-        "膝盖", "腰伤", "腰疼", "高血压", "心脏病",
-    ),
-    "mental": (
-        "depress", "anxiety", "anxious", "therap", "counsel", "panic", "adhd", "bipolar", "ptsd", "psychiatr",
-        "antidepress", "eating disorder", "suicid", "self-harm", "mental health", "burnout", "sober", "sobriety",
-        "aa meeting", "alcoholi", "rehab", "addict", "relapse", "戒酒", "戒毒", "成瘾", "复吸",
-        "抑郁", "焦虑", "心理咨询", "心理医生", "咨询师", "惊恐", "双相", "多动症", "自杀", "自残", "精神", "心理治疗",
-    ),
-    "religion": (
-        "religio", "church", "mosque", "synagogue", "muslim", "christian", "catholic", "jewish", "hindu",
-        "buddhis", "atheis", "ramadan", "pray",
-        "宗教", "教会", "教堂", "清真寺", "穆斯林", "基督徒", "天主教", "佛教徒", "无神论", "斋月", "祈祷",
-    ),
-    "sexuality": (
-        "gay", "lesbian", "bisexual", "queer", "transgender", "coming out", "lgbt",
-        "同性恋", "双性恋", "性取向", "跨性别", "出柜",
-    ),
-    "money": (
-        "debt", "owe", "loan", "bankrupt", "overdraft", "credit card bill", "in the red", "collections",
-        "负债", "欠债", "欠款", "欠了", "贷款", "破产", "网贷", "还债", "还款",
-    ),
-}
-"""Cue words of a sensitive fact, by the domain a task must touch for it to be shown."""
-
-
-def _pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
+def cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
     latin = sorted((c for c in cues if c.isascii()), key=len, reverse=True)
     # "cue$": a whole word ("tea$" is not "team"); any other English cue starts a word
     other = sorted((c for c in cues if not c.isascii()), key=len, reverse=True)
@@ -174,25 +147,27 @@ def _pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(parts))
 
 
-_DOMAIN_PATTERNS = {name: _pattern(cues) for name, cues in DOMAIN_CUES.items()}
-_SENSITIVE_PATTERNS = {name: _pattern(cues) for name, cues in SENSITIVE_CUES.items()}
+_DOMAIN_PATTERNS = {name: cue_pattern(cues) for name, cues in DOMAIN_CUES.items()}
 GENERIC_DOMAINS = frozenset({"communication", "schedule"})
 """Domains almost every request touches ("help me plan…"): alone they are half a domain match."""
-GATE_GENERIC = frozenset({"communication"})
-"""What no sensitive fact is shown for: every request asks for an answer. (A schedule does open one: a
-standing appointment is what a plan of the week must respect.)"""
 
 
-_NOT_PLACES = ("January|February|March|April|May|June|July|August|September|October|November|December|Monday|"
+NOT_PLACES = ("January|February|March|April|May|June|July|August|September|October|November|December|Monday|"
                "Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|English|Chinese|Mandarin|Cantonese|Spanish|French|"
                "German|Japanese|Korean|Italian|Portuguese|Python|Java|Excel|Q[1-4]|I|The|A|An|My|Our")
 HOME_PLACE = re.compile(
-    r"(?<![A-Za-z])in the (?!(?:" + _NOT_PLACES + r")\b)[A-Z][a-z]+ (?:flat|apartment|house|suburbs?)\b|"
+    r"(?<![A-Za-z])in the (?!(?:" + NOT_PLACES + r")\b)[A-Z][a-z]+ (?:flat|apartment|house|suburbs?)\b|"
     r"\b(?:new|my|our) flat\b|"
     r"住在|base在|定居|在\S{1,8}(?:住|生活|读研|读博|读书|念书|长大|定居)|\S{2,6}(?:这边|那边)(?:的|住|生活)|"
     r"(?:搬|调|来|到)(?:到|去)\S{2,8}")
 """Where the user lives, said as such: "in the Bristol flat", "住在…", "在…生活", "搬到…"."""
-WHEREABOUTS = re.compile(r"(?<![A-Za-z])(?:in|based in|out of|from) (?!(?:" + _NOT_PLACES + r")\b)[A-Z][a-z]+")
+ARRIVAL = re.compile(
+    r"\b(?:arrived|landed|settled|settling) in\b|\b(?:moved|relocated|relocating|moving) (?:back )?(?:to|into)\b|"
+    r"\brelocat(?:ed|ing)\b|\b(?:closed on|bought|got the keys to) (?:a|the|our|my) (?:new )?(?:house|home|flat|apartment|condo)\b|"
+    r"刚到|刚来|初来|初到|搬到|搬来|搬去|搬回|落户|来\S{2,4}(?:工作|上班|读书|上学|生活|定居|发展)了", re.IGNORECASE)
+"""An arrival or a move of home ("just arrived in …", "relocated", "closed on a house", "刚到…", "搬来…",
+"来…工作了"): a statement of where the user lives now."""
+WHEREABOUTS = re.compile(r"(?<![A-Za-z])(?:in|based in|out of|from) (?!(?:" + NOT_PLACES + r")\b)[A-Z][a-z]+")
 """Where something is: "in <Place>" (a capitalised name that is not a month, a day, a language or a
 word that opens a sentence). Such a statement is about home and location even when it names no home word
 ("I'm in Toronto", "a clinic in Fitzroy, Melbourne"), though not necessarily the user's ("Markets rallied
@@ -203,6 +178,7 @@ AGE_OF_NAMED = re.compile(r"(?<![A-Za-z])[A-Z][a-z]+(?: is| just| turned| turns|
 """Someone named with an age ("Hamish is 9", "Beatrix just turned 4"): a person of the user's family."""
 
 
+@registered
 @lru_cache(maxsize=65536)
 def cue_domains(text: str) -> frozenset[str]:
     """The domains whose cue words occur in `text` (no where-statement: "Markets rallied in Asia" is news)."""
@@ -210,16 +186,18 @@ def cue_domains(text: str) -> frozenset[str]:
     return frozenset(name for name, pattern in _DOMAIN_PATTERNS.items() if pattern.search(low))
 
 
+@registered
 @lru_cache(maxsize=65536)
 def stated_domains(text: str) -> frozenset[str]:
     """The domains `text` states itself in: its cue words, "home" for a home named as such (`HOME_PLACE`),
     "family" for someone named with an age (`AGE_OF_NAMED`)."""
     found = cue_domains(text)
-    if "home" not in found and HOME_PLACE.search(text):
+    if "home" not in found and (HOME_PLACE.search(text) or ARRIVAL.search(text)):
         found |= {"home"}
     return found | {"family"} if "family" not in found and AGE_OF_NAMED.search(text) else found
 
 
+@registered
 @lru_cache(maxsize=65536)
 def domains_of(text: str) -> frozenset[str]:
     """The domains of `text` (`stated_domains`), with "home" also for any statement of where (`WHEREABOUTS`)."""
@@ -227,16 +205,9 @@ def domains_of(text: str) -> frozenset[str]:
     return found | {"home"} if "home" not in found and WHEREABOUTS.search(text) else found
 
 
-@lru_cache(maxsize=65536)
-def sensitive_domains(text: str) -> frozenset[str]:
-    """The sensitive domains `text` states a fact of (empty: not sensitive)."""
-    low = text.lower()
-    return frozenset(name for name, pattern in _SENSITIVE_PATTERNS.items() if pattern.search(low))
-
-
 IMPLIED: dict[str, frozenset[str]] = {"travel": frozenset({"health"})}
-"""What a task in one domain needs from another: a trip or an outing needs the body's limits (a bad knee,
-a pregnancy)."""
+"""What a task in one domain needs from another, for ranking: a trip or an outing needs the body's limits (a
+bad knee, a pregnancy). (Whether a sensitive fact may be shown at all is `core.sensitive.REACH`.)"""
 
 
 def implied(question: frozenset[str]) -> frozenset[str]:
@@ -251,16 +222,6 @@ def domain_overlap(question: frozenset[str], memory: frozenset[str]) -> float:
     if not shared:
         return 0.0
     return 1.0 if shared - GENERIC_DOMAINS else 0.5
-
-
-def may_show(question: frozenset[str], text: str) -> bool:
-    """A sensitive fact is shown only when the question shares a specific domain with it: its sensitive
-    one, or another it is about (a diabetic parent and a dinner plan share food). Work vocabulary does
-    not count here: "meeting", "doctor", "shift" are shared by too many statements of both kinds."""
-    sensitive = sensitive_domains(text)
-    if not sensitive:
-        return True
-    return bool((implied(question) - GATE_GENERIC) & (sensitive | (domains_of(text) - {"work"})))
 
 
 PROFILE_TYPES = frozenset({MemoryType.USER_PROFILE, MemoryType.USER_CONSTRAINT, MemoryType.USER_FACT,

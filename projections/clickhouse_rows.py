@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from engram.core.pii import redact
+from engram.core.text_caches import registered
 from engram.schemas.base import Event
 from engram.schemas.events import (
     DeadLettered, ErasureRecorded, FeedbackGiven, GuardFired, LLMCallRecorded, MemoryChanged, MemoryProposed, RecallServed,
@@ -67,6 +68,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 """Fact tables and their insert columns (the DDL's column order)."""
 
 
+@registered
 @lru_cache(maxsize=16_384)
 def clean(text: str) -> str:
     """Redacted text. Cached: memory contents and reasons repeat across before/after and changes."""

@@ -26,6 +26,7 @@ CREATE TABLE IF NOT EXISTS proj_memories (
   tenant TEXT NOT NULL, user TEXT NOT NULL, memory_id TEXT NOT NULL,
   version INTEGER NOT NULL, status TEXT NOT NULL, payload BLOB NOT NULL, vector BLOB NOT NULL,
   context TEXT NOT NULL DEFAULT '', PRIMARY KEY (tenant, user, memory_id));
+CREATE INDEX IF NOT EXISTS proj_memories_status ON proj_memories (tenant, user, status);
 CREATE TABLE IF NOT EXISTS proj_summaries (
   tenant TEXT NOT NULL, user TEXT NOT NULL, session TEXT NOT NULL, version INTEGER NOT NULL,
   payload BLOB NOT NULL, PRIMARY KEY (tenant, user, session, version));

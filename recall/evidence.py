@@ -9,7 +9,7 @@ turn with no note among the memories is shown on its own, as a dated quote of it
 Nothing here knows a data set: it uses the question's terms, the turns' text and the log's provenance.
 
 A turn is what the user said, unfiltered: a quoted sentence passes the same sensitive gate as a memory
-(`core.domains.may_show`: a health condition, religion, sexuality, debt is quoted only to a question
+(`core.sensitive.may_show`: a health condition, religion, sexuality, debt is quoted only to a question
 sharing a specific domain with it), and a turn behind a fact that was superseded or replaced is not
 shown on its own (it would bring the old fact back).
 """
@@ -23,7 +23,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from engram.core.domains import domains_of, may_show
+from engram.core.domains import domains_of
+from engram.core.sensitive import may_show
 from engram.core.text import clip_tokens, estimate_tokens, terms
 from engram.core.text_caches import registered
 from engram.projections.ports import MemoryStore, RecentTurn, TurnHit
@@ -108,7 +109,7 @@ def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[Recalled
         details = {**item.details, "fusion": round(scores[n], 6), "memory_rank": n + 1}
         if n in turn_rank:
             details["turn_rank"] = turn_rank[n] + 1
-        out.append(_with_evidence(replace(item, details=details), sources, focus, asked, limit_tokens))
+        out.append(_with_evidence(replace(item, details=details), sources, focus, asked, limit_tokens, ask.withheld))
     return out
 
 
@@ -173,10 +174,11 @@ def _showable_hit(hit: TurnHit, asked: frozenset[str]) -> TurnHit | None:
 
 
 def _with_evidence(item: RecalledItem, sources: dict[str, RecentTurn], focus: frozenset[str],
-                   asked: frozenset[str], limit: int) -> RecalledItem:
-    """The memory with the sentence(s) of its source turn that hold its specifics, quoted beside it."""
+                   asked: frozenset[str], limit: int, withheld: frozenset[str] = frozenset()) -> RecalledItem:
+    """The memory with the sentence(s) of its source turn that hold its specifics, quoted beside it (not a
+    `withheld` turn: beside another note of it, it would bring its superseded fact back all the same)."""
     source = next((sources[m] for m in item.source_message_ids[:1] if m in sources), None)
-    if source is None:
+    if source is None or source.message_id in withheld:
         return item
     own = frozenset(terms(item.text))
     quote = best_sentences(showable(source.content, asked), focus | own, limit, skip=own)

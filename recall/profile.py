@@ -7,8 +7,8 @@ one value, so a superseded fact leaves the profile when its replacement arrives)
 
 Every recall starts with it, asked for or not, within `profile_share` of the token budget: entries the
 question's domain or words touch first, then the rest by importance and recency (the shared S1 score with
-its `domain` component). A sensitive entry (health, mental health, religion, sexuality, debts) is shown
-only when the question's domains include its own.
+its `domain` component). A sensitive entry (health, mental health, religion, sexuality, debts: its words
+or its extraction mark say so) is shown only when the question's domains reach its own (`core.sensitive`).
 """
 
 from __future__ import annotations
@@ -21,32 +21,16 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from engram.core.config import RecallConfig
-from engram.core.domains import domains_of, may_show
+from engram.core.domains import domains_of
+from engram.core.sensitive import may_show
 from engram.core.scoring import ScoreParts
 from engram.core.text import estimate_tokens, terms
 from engram.core.text_caches import registered
 from engram.projections.ports import profile_order
 from engram.schemas.memory import MemoryRecord
 
-_MOVE_VERB = re.compile(r"\b(?:mov(?:e|es|ed|ing)|relocat(?:e|es|ed|ing|ion))\b", re.IGNORECASE)
-_MOVE_CUE = re.compile(
-    r"\b(?:new (?:place|flat|apartment|house|home)|signed a lease)\b|"
-    r"搬(?!东西|运|砖|桌|椅|箱|货)|新家|新房子|租的房子|去\S{1,4}发展|到\S{1,6}(?:一周|几天|一个月|半个月|半年)了",
-    re.IGNORECASE)
-_CLAUSE_END = re.compile(r"[.!?;,:()\n]")
-_WORD = re.compile(r"[\w'’-]+")
-_NOT_MOVED = frozenset({"on", "by", "up", "forward", "ahead"})
-"""Words after the verb that make it no move of home: "move on", "moved by the film", "moved up a slot"."""
-_OBJECT_WORDS = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their", "its", "it", "them",
-                           "this", "that", "these", "those", "some"})
-_HOME_OBJECTS = frozenset({"house", "houses", "home", "homes", "family", "stuff", "things", "belongings",
-                           "furniture", "everything", "apartment", "apartments", "flat", "flats", "place",
-                           "kids", "in", "out"})
-_DESTINATION = frozenset({"to", "into", "from", "till", "until"})
-_FILLER = frozenset({"the", "a", "an", "next", "new", "our", "my", "their", "this", "that"})
-_PASSIVE = frozenset({"was", "were", "been", "be", "got", "get", "gets", "is", "are", "being"})
-_NOT_HOME = frozenset({"schedule", "work"})
-"""What is moved or where to when a move is a rescheduling (a meeting, a call, to Friday) or a job's."""
+from .home_slot import about_where, home_claim, is_move, moved_here, named_places  # noqa: F401 (is_move: part of this API)
+
 _DIET_REGIME = re.compile(r"(?<![a-z])(?:vegetarian|vegan|pescatarian|keto|paleo|low-carb|carnivore)(?![a-z])|"
                           r"吃素|素食|生酮|断食", re.IGNORECASE)
 _DIET_CHANGE = re.compile(
@@ -69,64 +53,46 @@ _RESCHEDULE = re.compile(
 _SPEAKER = re.compile(r"^(?:User said: |用户说：|User |用户)")
 
 
-def is_move(text: str) -> bool:
-    """Whether `text` tells of a move of residence: a move verb with no object, a place or home for object
-    or destination ("we moved to Seattle", "moving back home", "moved house"), or a move cue (a new flat, a
-    lease, 搬家). Not a rescheduling or a job's move (what is moved, or where to, is a time, a meeting or
-    work: "moving the meeting to Friday"), not "moved by" or "move on", not a thing's passive move."""
-    if _MOVE_CUE.search(text):
-        return True
-    return any(_moves_home(text[:m.start()], m.group(0).lower(), text[m.end():]) for m in _MOVE_VERB.finditer(text))
-
-
-def _moves_home(before: str, verb: str, after: str) -> bool:
-    previous = _WORD.findall(before.lower())[-1:]
-    if previous and (domains_of(previous[0]) & _NOT_HOME or (verb.endswith("ed") and previous[0] in _PASSIVE)):
-        return False
-    words = _WORD.findall(_CLAUSE_END.split(after, maxsplit=1)[0].lower())
-    if not words:
-        return True
-    first = words[0]
-    if first in _NOT_MOVED:
-        return False
-    if first in _OBJECT_WORDS:
-        return bool(_HOME_OBJECTS.intersection(words[1:4]))
-    if first in _DESTINATION or first in _HOME_OBJECTS:
-        return _home_destination(words)
-    return not domains_of(first) & _NOT_HOME and _home_destination(words)
-
-
-def _home_destination(words: list[str]) -> bool:
-    """No "to/from <a time, a meeting, work>" in the clause ("moved to Seattle" is one; "to 10am" is not)."""
-    for n, word in enumerate(words):
-        if word in _DESTINATION:
-            target = next((w for w in words[n + 1:] if w not in _FILLER), "")
-            if not target or target[0].isdigit() or domains_of(target) & _NOT_HOME:
-                return False
-    return True
-
-
 class Supersession(NamedTuple):
     """A later entry that is a `change` in `domain` replaces the earlier entries of that domain that match
-    `replaced` (any, when None) and, when `same_subject`, share a word with it."""
+    `replaced` (any, when None) and, when `same_subject`, share a word with it. `about`, when given, says
+    which entries are of the domain instead of its cue words. A `slot` holds one value: the latest change
+    replaces the earlier changes too, and not the entries that name the place it names (`place_keys`)."""
 
     change: Callable[[str], object]
     domain: str
-    replaced: re.Pattern[str] | None
+    replaced: Callable[[str], object] | None
     same_subject: bool = False
+    about: Callable[[str], object] | None = None
+    slot: bool = False
 
 
-SUPERSESSIONS = (Supersession(is_move, "home", None), Supersession(_DIET_CHANGE.search, "food", _DIET_REGIME),
-                 Supersession(_JOB_CHANGE.search, "work", _EMPLOYMENT),
-                 Supersession(_ENGAGEMENT_CHANGE.search, "work", _ENGAGEMENT),
+SUPERSESSIONS = (Supersession(home_claim, "home", None, about=about_where, slot=True),
+                 Supersession(_DIET_CHANGE.search, "food", _DIET_REGIME.search),
+                 Supersession(_JOB_CHANGE.search, "work", _EMPLOYMENT.search),
+                 Supersession(_ENGAGEMENT_CHANGE.search, "work", _ENGAGEMENT.search),
                  Supersession(_RESCHEDULE.search, "schedule", None, same_subject=True))
-"""A move of residence replaces where the user lived before; a change of diet the diet regime held before;
-a new job the old employer, role and shifts; a new project or client the one before; a schedule moved to
-another time the earlier time of the same thing (the two name it: "video call with my parents")."""
+"""Where the user lives is one slot (`recall.home_slot`): the newest statement that they live, arrived or
+moved somewhere replaces the older entries about where they live, its weather and its area, that name
+another place; a change of diet the diet regime held before; a new job the old employer, role and shifts; a
+new project or client the one before; a schedule moved to another time the earlier time of the same thing
+(the two name it: "video call with my parents")."""
 
 
 Marks = tuple[tuple[bool, bool, bool], ...]
 """Per supersession: (the text is such a change, it is in the changed domain, it is of the replaced kind)."""
+
+
+class Marked(NamedTuple):
+    """What supersession reads of one entry: its id, creation time, `supersession_marks`, `subject_keys`,
+    `place_keys`, and whether it tells of a change of home (`home_slot.moved_here`)."""
+
+    memory_id: str
+    created: datetime
+    marks: Marks
+    subject: frozenset[str]
+    places: frozenset[str] = frozenset()
+    moved: bool = True
 
 
 @registered
@@ -134,8 +100,13 @@ Marks = tuple[tuple[bool, bool, bool], ...]
 def supersession_marks(content: str) -> Marks:
     """What `SUPERSESSIONS` read in one entry's text (kept by the profile processor instead of the text)."""
     found = domains_of(content)
-    return tuple((bool(rule.change(content)), rule.domain in found,
-                  rule.replaced is None or bool(rule.replaced.search(content))) for rule in SUPERSESSIONS)
+    return tuple((bool(rule.change(content)),
+                  bool(rule.about(content)) if rule.about is not None else rule.domain in found,
+                  rule.replaced is None or bool(rule.replaced(content))) for rule in SUPERSESSIONS)
+
+
+def _digests(words: Sequence[str]) -> frozenset[str]:
+    return frozenset(hashlib.blake2b(term.encode(), digest_size=6).hexdigest() for term in words)
 
 
 @registered
@@ -143,8 +114,20 @@ def supersession_marks(content: str) -> Marks:
 def subject_keys(content: str) -> frozenset[str]:
     """What an entry is about, for the same-subject rules: its words besides who said it, each as a short
     digest (the profile processor keeps these instead of the text)."""
-    return frozenset(hashlib.blake2b(term.encode(), digest_size=6).hexdigest()
-                     for term in terms(_SPEAKER.sub("", content)))
+    return _digests(terms(_SPEAKER.sub("", content)))
+
+
+@registered
+@lru_cache(maxsize=65536)
+def place_keys(content: str) -> frozenset[str]:
+    """The words of the places an entry names (`home_slot.named_places`), as `subject_keys` digests them."""
+    return _digests([term for place in named_places(content) for term in terms(place)])
+
+
+def marked(record: MemoryRecord) -> Marked:
+    content = record.content
+    return Marked(record.memory_id, record.created_at, supersession_marks(content), subject_keys(content),
+                  place_keys(content), moved_here(content))
 
 
 def superseded(records: Sequence[MemoryRecord]) -> set[str]:
@@ -152,24 +135,37 @@ def superseded(records: Sequence[MemoryRecord]) -> set[str]:
     free-form): every earlier entry of the standing profile (L3) of the changed domain, or of its replaced
     kind, leaves the profile. A change told anywhere among `records` counts; only profile entries leave
     (an ordinary memory found by a search is no standing fact the change replaces)."""
-    gone = superseded_marked([(r.memory_id, r.created_at, supersession_marks(r.content), subject_keys(r.content))
-                              for r in records])
+    gone = superseded_marked([marked(r) for r in records])
     return {r.memory_id for r in records if r.memory_id in gone and r.layer == "L3"}
 
 
-def superseded_marked(marked: Sequence[tuple[str, datetime, Marks, frozenset[str]]]) -> set[str]:
-    """`superseded` on (memory id, creation time, `supersession_marks`, `subject_keys`) of entries."""
+def superseded_marked(entries: Sequence[Marked]) -> set[str]:
+    """`superseded` on what it reads of the entries (`Marked`)."""
     gone: set[str] = set()
     for n, rule in enumerate(SUPERSESSIONS):
-        changes = [(created, subject) for _, created, m, subject in marked
-                   if m[n][0] and (rule.replaced is None or m[n][1])]
+        changes = [e for e in entries if e.marks[n][0] and (rule.replaced is None or e.marks[n][1])]
         if not changes:
             continue
-        latest = max(created for created, _ in changes)
-        gone.update(memory_id for memory_id, created, m, subject in marked
-                    if created < latest and m[n][1] and not m[n][0] and m[n][2]
-                    and (not rule.same_subject or _shares_subject(created, subject, changes)))
+        latest = max(e.created for e in changes)
+        if rule.slot:
+            gone.update(_slot_superseded(n, entries, latest, [e for e in changes if e.created == latest]))
+            continue
+        later = [(e.created, e.subject) for e in changes]
+        gone.update(e.memory_id for e in entries
+                    if e.created < latest and e.marks[n][1] and not e.marks[n][0] and e.marks[n][2]
+                    and (not rule.same_subject or _shares_subject(e.created, e.subject, later)))
     return gone
+
+
+def _slot_superseded(n: int, entries: Sequence[Marked], latest: datetime, newest: list[Marked]) -> set[str]:
+    """The entries the newest claims on a one-value slot replace: the older ones of the slot, claims
+    included, that name a place the newest claims do not; when one of those is a change of home, also
+    those that name none; when they name no place themselves, all of them."""
+    places = frozenset().union(*(e.places for e in newest))
+    moved = any(e.moved for e in newest)
+    return {e.memory_id for e in entries
+            if e.created < latest and (e.marks[n][1] or e.marks[n][0]) and e.marks[n][2]
+            and (not places or (not places & e.subject and (moved or bool(e.places))))}
 
 
 def _shares_subject(created: datetime, subject: frozenset[str],
@@ -194,7 +190,7 @@ def select_profile(records: Sequence[MemoryRecord], scores: dict[str, ScoreParts
     """The entries pushed (the caller leaves out the `superseded` ones and those ranked as memories): shown
     ones (sensitive only where the question's domains reach them), those the
     question touches (match above zero) first, then by S1 score, ties by id; while they fit the budget."""
-    shown = [r for r in records if may_show(question_domains, r.content)]
+    shown = [r for r in records if may_show(question_domains, r.content, r.sensitive)]
     ranked = sorted(shown, key=lambda r: (scores[r.memory_id].match <= 0, -scores[r.memory_id].score, r.memory_id))
     chosen: list[MemoryRecord] = []
     used = 0

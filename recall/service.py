@@ -33,7 +33,8 @@ import numpy as np
 
 from engram.recall.freshness import CURRENT, Freshness
 from engram.core.config import EngramConfig
-from engram.core.domains import domain_overlap, domains_of, may_show
+from engram.core.domains import domain_overlap, domains_of
+from engram.core.sensitive import may_show
 from engram.core.embedding import Embedder, embed_text
 from engram.core.scoring import ScoreParts, decay_factor, lexical_score, match_scores, rarity_weights, score_parts
 from engram.core.text import clip_tokens, estimate_tokens, terms
@@ -300,7 +301,7 @@ class RecallService:
         replaced: list[MemoryRecord] = replaced_pending.result() if replaced_pending is not None else replaced_read()
         scores = self._scores(req, found, profile)
         gone = superseded([*profile, *(h.record for h in found)])
-        eligible = [h for h in found if h.record.memory_id not in gone and may_show(asked, h.record.content)
+        eligible = [h for h in found if h.record.memory_id not in gone and may_show(asked, h.record.content, h.record.sensitive)
                     and scores[h.record.memory_id].score >= cfg.min_score]
         chosen = self._diverse(eligible, scores, wanted)
         ranked = {h.record.memory_id for h, _ in chosen}

@@ -33,8 +33,15 @@ def _turn_v1_to_v2(raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _unmarked_v1_to_v2(raw: dict[str, Any]) -> dict[str, Any]:
+    """v1 memory events had no `sensitive` mark on their candidate or records: none is read as none made."""
+    return {**raw, "schema_version": 2}
+
+
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("TurnRecorded", 1): _turn_v1_to_v2,
+    ("MemoryProposed", 1): _unmarked_v1_to_v2,
+    ("MemoryChanged", 1): _unmarked_v1_to_v2,
 }
 """(type, version) -> function lifting a raw dict to version + 1."""
 

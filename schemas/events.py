@@ -54,10 +54,11 @@ class TurnSkipped(Event):
 
 
 class MemoryProposed(Event):
-    """A candidate that passed the guard; consolidation decides what it becomes."""
+    """A candidate that passed the guard; consolidation decides what it becomes. (v2: the candidate's
+    `sensitive` mark.)"""
 
     type: Literal["MemoryProposed"] = "MemoryProposed"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     agent_id: str
     session_id: str
     candidate: Candidate
@@ -91,10 +92,11 @@ Judge = Literal["rule", "llm", "user", "system"]
 
 
 class MemoryChanged(Event):
-    """One change to one memory, with the state before and after and who decided."""
+    """One change to one memory, with the state before and after and who decided. (v2: the records'
+    `sensitive` mark.)"""
 
     type: Literal["MemoryChanged"] = "MemoryChanged"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     memory_id: str
     change: ChangeKind
     before: MemoryRecord | None = None

@@ -77,7 +77,9 @@ class Candidate(Frozen):
 
     `topic` names what the statement is about (e.g. "java" for "likes Java")
     and `negated` marks a negative statement about it ("no longer likes Java"),
-    so consolidation can recognise a reversal of the same topic.
+    so consolidation can recognise a reversal of the same topic. `sensitive` names the sensitive domains
+    (health, mental, religion, sexuality, money) of the statement it was drawn from
+    (`core.sensitive.statement_sensitivity`): a note keeps its source's sensitivity though not its words.
     """
 
     type: MemoryType
@@ -89,6 +91,7 @@ class Candidate(Frozen):
     topic: str | None = None
     negated: bool = False
     source_message_ids: tuple[str, ...] = ()
+    sensitive: tuple[str, ...] = ()
 
     @cached_property
     def slot(self) -> str:
@@ -96,7 +99,8 @@ class Candidate(Frozen):
 
 
 class MemoryRecord(Frozen):
-    """The current state of one memory (L1 atomic or L3 persona)."""
+    """The current state of one memory (L1 atomic or L3 persona). `sensitive`: the sensitive domains its
+    extraction marked (empty on a record made before marks were kept: its words alone are judged)."""
 
     memory_id: str
     tenant_id: Identifier
@@ -117,6 +121,7 @@ class MemoryRecord(Frozen):
     conflict_with: tuple[str, ...] = ()
     entities: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
+    sensitive: tuple[str, ...] = ()
     source_message_ids: tuple[str, ...] = ()
     source_event_ids: tuple[str, ...] = ()
     created_at: datetime

@@ -261,7 +261,7 @@ def _new_record(event: MemoryProposed, conflict_with: tuple[str, ...] = ()) -> M
         layer="L3" if profile_layer(c.type, c.slot, c.content) else "L1",
         type=c.type, slot=c.slot, topic=c.topic, negated=c.negated, content=c.content,
         confidence=c.confidence, importance=event.importance,
-        conflict_with=conflict_with, entities=c.entities, keywords=c.keywords,
+        conflict_with=conflict_with, entities=c.entities, keywords=c.keywords, sensitive=c.sensitive,
         source_message_ids=c.source_message_ids, source_event_ids=(event.event_id,),
         created_at=event.occurred_at, updated_at=event.occurred_at, last_seen_at=event.occurred_at,
     )
@@ -285,6 +285,8 @@ def _reinforce(event: MemoryProposed, related: _Related, ctx: ProcessorContext) 
         "updated_at": event.occurred_at,
         "version": old.version + 1,
     }
+    if set(c.sensitive) - set(old.sensitive):  # the same fact said again in a sensitive statement
+        updates["sensitive"] = tuple(sorted(set(old.sensitive) | set(c.sensitive)))
     if longer:
         updates.update(content=c.content, topic=c.topic or old.topic,
                        entities=_merge_ids(old.entities, c.entities),

@@ -1,7 +1,9 @@
 """The extract processor: TurnRecorded -> TurnSkipped | GuardFired* + MemoryProposed*.
 
 Stateless and pure: filters, then the configured extractor (the rule
-extractor by default), then the guard. Every derived event takes its time from
+extractor by default), then the guard. Each proposal is marked with the sensitive domains of the statement
+it was drawn from (`core.sensitive.statement_sensitivity`), whichever extractor wrote it; a note of who the
+user is (`IDENTITY_SLOTS`: name, age, job, where they live, language) only with those of its own words. Every derived event takes its time from
 the turn and its id from `derive_id(turn, "extract", i)`, with `i` counting the
 outputs in order, so a replay yields the same events.
 """
@@ -12,9 +14,10 @@ from typing import Any, Literal
 
 from engram.core.config import GuardConfig
 from engram.core.ports import Extraction, Extractor
+from engram.core.sensitive import statement_sensitivity
 from engram.schemas.base import Event, derive_id
 from engram.schemas.events import GuardFired, MemoryProposed, SkipReason, TurnRecorded, TurnSkipped
-from engram.schemas.memory import Candidate
+from engram.schemas.memory import PERSONA_SLOTS, Candidate
 
 from .filters import filter_turn, has_decision_signal
 from .guard import Admitted, Audit, Guard
@@ -23,6 +26,11 @@ from .processor import ProcessorContext
 from .rule_extractor import RuleExtractor
 
 _RULES = RuleExtractor()
+
+IDENTITY_SLOTS = PERSONA_SLOTS | {"user_fact.location", "user_fact.hometown", "user_fact.birthday",
+                                  "user_preference.language"}
+"""Slots of who the user is: said in the same breath as a condition ("I'm 58 and was diagnosed with …"),
+they state the identity, not the condition, so they inherit no sensitivity from the statement."""
 
 
 class ExtractProcessor:
@@ -114,12 +122,18 @@ def _proposed(
 ) -> MemoryProposed:
     return MemoryProposed(
         **_envelope(turn, index), agent_id=turn.agent_id, session_id=turn.session_id,
-        candidate=_sourced(admitted.candidate, turn.message_id), importance=admitted.importance,
+        candidate=_sourced(admitted.candidate, turn), importance=admitted.importance,
         extractor=extractor,
     )
 
 
-def _sourced(candidate: Candidate, message_id: str) -> Candidate:
-    if candidate.source_message_ids:
-        return candidate
-    return candidate.model_copy(update={"source_message_ids": (message_id,)})
+def _sourced(candidate: Candidate, turn: TurnRecorded) -> Candidate:
+    """The candidate with its source message and the sensitive domains of its source statement."""
+    update: dict[str, object] = {}
+    if not candidate.source_message_ids:
+        update["source_message_ids"] = (turn.message_id,)
+    source = candidate.content if candidate.slot in IDENTITY_SLOTS else turn.content
+    marked = statement_sensitivity(source, candidate.content).union(candidate.sensitive)
+    if marked != set(candidate.sensitive):
+        update["sensitive"] = tuple(sorted(marked))
+    return candidate.model_copy(update=update) if update else candidate

@@ -17,8 +17,10 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from engram.core.domains import domains_of, sensitive_domains
-from engram.recall.profile import Marks, subject_keys, superseded_marked, supersession_marks
+from engram.core.domains import domains_of
+from engram.core.sensitive import sensitive_domains
+from engram.recall.home_slot import moved_here
+from engram.recall.profile import Marked, Marks, place_keys, subject_keys, superseded_marked, supersession_marks
 from engram.schemas.base import Event, derive_id
 from engram.schemas.events import MemoryChanged, ProfileChanged
 from engram.schemas.memory import MemoryRecord, is_single_valued
@@ -34,6 +36,8 @@ class LiveEntry(BaseModel):
     created_at: datetime
     marks: Marks
     subject: frozenset[str] = frozenset()
+    places: frozenset[str] = frozenset()
+    moved: bool = True
     domains: tuple[str, ...]
     sensitive: tuple[str, ...]
     pinned: bool
@@ -51,9 +55,9 @@ class UserProfileState(BaseModel):
 
 def live_entry(record: MemoryRecord, revision: int) -> LiveEntry:
     return LiveEntry(slot=record.slot, created_at=record.created_at, marks=supersession_marks(record.content),
-                     subject=subject_keys(record.content),
+                     subject=subject_keys(record.content), places=place_keys(record.content), moved=moved_here(record.content),
                      domains=tuple(sorted(domains_of(record.content))),
-                     sensitive=tuple(sorted(sensitive_domains(record.content))), pinned=record.pinned,
+                     sensitive=tuple(sorted(sensitive_domains(record.content).union(record.sensitive))), pinned=record.pinned,
                      conflict_with=record.conflict_with, revision=revision)
 
 
@@ -62,7 +66,8 @@ def profile_document(live: dict[str, LiveEntry],
     """The entries of the profile: the live ones no later change supersedes, with their conflict marks
     (another live entry of the same single-valued slot, or a conflict consolidation recorded between two
     entries). An entry equal to its `previous` one is that object again."""
-    gone = superseded_marked([(memory_id, e.created_at, e.marks, e.subject) for memory_id, e in live.items()])
+    gone = superseded_marked([Marked(memory_id, e.created_at, e.marks, e.subject, e.places, e.moved)
+                              for memory_id, e in live.items()])
     kept = {memory_id: e for memory_id, e in live.items() if memory_id not in gone}
     by_slot: dict[str, list[str]] = {}
     for memory_id, e in kept.items():

@@ -26,3 +26,16 @@ def test_the_profile_is_pushed_and_gated_the_same_on_every_store(store: MemorySt
     assert store.delete_memory("t", "u", "diet")
     store.flush()
     assert "lactose" not in _recall(store, "Any ideas for a quick bite?")
+
+
+def test_the_extraction_mark_is_kept_and_gates_the_same_on_every_store(store: MemoryStore) -> None:  # noqa: F811
+    marked = _record("bed", "User keeps a strict bedtime at 9", layer="L3", memory_type=MemoryType.USER_FACT)
+    _put(store, marked.model_copy(update={"sensitive": ("mental",)}))
+    _put(store, _record("job", "User teaches chemistry at a college", layer="L3", memory_type=MemoryType.USER_PROFILE))
+    store.flush()
+    kept = store.get_memory("t", "u", "bed")
+    assert kept is not None and kept.sensitive == ("mental",)
+    assert {r.memory_id: r.sensitive for r in store.persona_memories("t", "u")}.get("bed", ("mental",)) == ("mental",)
+    resume = _recall(store, "Write a short bio for my teaching portfolio")
+    assert "chemistry" in resume and "bedtime" not in resume
+    assert "bedtime" in _recall(store, "I feel low and anxious lately, how do I cope?")

@@ -77,3 +77,33 @@ def test_an_erasure_empties_the_blind_term_and_object_id_caches() -> None:
     clear_text_caches()
     assert crypto._blind_term.cache_info().currsize == 0
     assert object_id.cache_info().currsize == 0
+
+
+def test_every_text_keyed_cache_is_emptied_by_an_erasure() -> None:
+    """A memoised function of a string (the user's words) in any package module registers its cache, so
+    `clear_text_caches` reaches it: a forgotten user's text must not outlive the forget in a process."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    from engram.core import text_caches
+
+    keyed_by_names = {"engram.core.crypto._split", "engram.schemas.codec.current_version"}  # a field path, an event type
+    unregistered = []
+    names = []
+    for package in ("core", "recall", "streams", "projections", "schemas", "runtime"):
+        root = importlib.import_module(f"engram.{package}")
+        names += [info.name for info in pkgutil.walk_packages(root.__path__, f"engram.{package}.")]
+    assert "engram.core.domains" in names
+    for module_name in names:
+        module = importlib.import_module(module_name)
+        for name, value in vars(module).items():
+            wrapped = getattr(value, "__wrapped__", None)
+            if wrapped is None or not hasattr(value, "cache_clear") or getattr(value, "__module__", "") != module_name:
+                continue
+            params = list(inspect.signature(wrapped).parameters.values())
+            if f"{module_name}.{name}" in keyed_by_names:
+                continue
+            if params and params[0].annotation in ("str", str) and value.cache_clear not in text_caches._FUNCTIONS:
+                unregistered.append(f"{module_name}.{name}")
+    assert unregistered == []

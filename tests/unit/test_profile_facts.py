@@ -9,7 +9,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from engram.core.domains import domain_overlap, domains_of, may_show, profile_layer
+from engram.core.domains import domain_overlap, domains_of, profile_layer
+from engram.core.sensitive import may_show
 from engram.recall.profile import superseded
 from engram.schemas.memory import MemoryRecord, MemoryType
 from engram.streams.rules import extract_drafts

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from engram.core.config import DEFAULT_CONFIG
-from engram.core.domains import domain_overlap, domains_of, may_show, profile_layer, sensitive_domains
+from engram.core.domains import domain_overlap, domains_of, profile_layer
+from engram.core.sensitive import may_show, sensitive_domains
 from engram.recall.service import RecallRequest, RecallResult
 from engram.runtime.context import default_context
 from engram.runtime.engine import EmbeddedRuntime

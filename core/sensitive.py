@@ -1,0 +1,150 @@
+"""Sensitive facts (health and mental-health conditions, addiction recovery, religion, sexuality, debts):
+which statements state one, and which tasks may be shown one. Pure.
+
+Two sources say a memory is sensitive:
+
+- its own words (`sensitive_domains`: cue words of conditions, medications, therapy, recovery, religious
+  practice and the diets and peoples tied to a faith, sexuality, debts), and
+- the statement it was drawn from (`statement_sensitivity`, applied at extraction and carried on the
+  memory as its `sensitive` mark): a note keeps only part of what was said ("keeps a strict bedtime at 8"
+  out of "my son has epilepsy, so we keep a strict bedtime at 8"), and inherits the sensitivity of the
+  whole sentence it came from.
+
+The gate (`may_show`) opens only for the fact's sensitive domain itself or a domain of its short, named
+reach (`REACH`): a diabetic's dinner, a bad knee's hike, a halal diet's restaurant. What else the
+statement happens to be about (a schedule, a family) opens nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+from .domains import cue_pattern
+from .text import terms
+from .text_caches import registered
+
+SENSITIVE_CUES: dict[str, tuple[str, ...]] = {
+    "health": (
+        "diabet", "cancer", "hiv", "asthma", "epilep", "chronic", "disorder", "diagnos", "injur", "hurt my",
+        "surgery", "pregnan", "miscarr", "baby is due", "due date", "ivf", "disab", "knee", "back pain", "blood pressure",
+        "heart condition", "trimester", "expecting a baby", "fertility", "chemo", "dialysis", "arthritis", "crohn",
+        "colitis", "multiple sclerosis", "parkinson", "dementia", "alzheimer", "seizure", "thyroid",
+        # medications of long-term conditions, by class and common name
+        "metformin", "insulin", "statin$", "statins$", "atorvastatin", "lisinopril", "amlodipine", "levothyroxine", "warfarin",
+        "blood thinner", "inhaler", "steroid", "prednisone", "methotrexate", "immunosuppress",
+        "糖尿病", "癌", "艾滋", "哮喘", "癫痫", "慢性", "确诊", "诊断", "受伤", "伤了", "手术", "孕", "宝宝出生", "预产期",
+        "流产", "残疾", "膝盖", "腰伤", "腰疼", "高血压", "心脏病", "关节炎", "椎间盘", "腰椎", "痛风", "甲亢", "甲减", "中风",
+        "化疗", "透析", "产检", "二甲双胍", "胰岛素", "降压药", "降糖药", "他汀",
+    ),
+    "mental": (
+        "depress", "anxiety", "anxious", "therap", "counsel", "panic", "adhd", "bipolar", "ptsd", "psychiatr",
+        "psychologist", "antidepress", "eating disorder", "anorexi", "bulimi", "suicid", "self-harm", "mental health",
+        "burnout", "ocd$", "autis", "insomnia",
+        # psychiatric medications, by class and common name
+        "ssri", "snri", "sertraline", "zoloft", "fluoxetine", "prozac", "escitalopram", "lexapro", "citalopram",
+        "paroxetine", "venlafaxine", "effexor", "bupropion", "wellbutrin", "mirtazapine", "quetiapine",
+        "seroquel", "olanzapine", "aripiprazole", "abilify", "lamotrigine", "benzodiazepine", "xanax", "alprazolam",
+        "valium", "diazepam", "klonopin", "clonazepam", "adderall", "ritalin", "concerta", "methylphenidate",
+        "vyvanse", "lisdexamfetamine", "strattera", "atomoxetine", "sleeping pill",
+        "抑郁", "焦虑", "心理咨询", "心理医生", "心理治疗", "看心理", "咨询师", "惊恐", "双相", "多动症", "强迫症", "自闭症",
+        "自杀", "自残", "精神科", "精神病", "精神疾病", "精神障碍", "精神分裂", "厌食", "暴食", "失眠症",
+        "舍曲林", "氟西汀", "百忧解", "帕罗西汀", "西酞普兰", "文拉法辛", "安非他酮", "米氮平", "碳酸锂", "喹硫平", "奥氮平",
+        "阿立哌唑", "拉莫三嗪", "阿普唑仑", "劳拉西泮", "氯硝西泮", "哌甲酯", "专注达", "利他林", "择思达", "托莫西汀",
+        "抗抑郁", "安眠药", "安定片",
+    ),
+    "recovery": (
+        "sober", "sobriety", "in recovery", "12-step", "twelve-step", "aa meeting", "na meeting",
+        "alcoholics anonymous", "narcotics anonymous", "alcoholi", "rehab", "addict", "relapse", "gambling problem",
+        "戒酒", "戒毒", "戒赌", "成瘾", "复吸", "酒瘾", "赌瘾", "匿名戒酒",
+    ),
+    "religion": (
+        "religio", "church", "mosque", "synagogue", "muslim", "christian", "catholic", "jewish", "hindu",
+        "buddhis", "atheis", "ramadan", "pray", "halal", "kosher", "shabbat", "sabbath", "kiddush", "passover",
+        "yom kippur", "eid$", "iftar", "rabbi", "imam", "pastor", "priest", "bible", "quran", "koran", "torah",
+        "hijab", "mormon", "sikh", "gurdwara", "jain", "worship",
+        "宗教", "教会", "教堂", "清真", "穆斯林", "基督", "天主教", "佛教", "信佛", "信教", "信主", "受洗", "无神论", "斋月",
+        "斋戒", "开斋", "吃斋", "封斋", "做礼拜", "主日", "祈祷", "祷告", "念经", "古尔邦", "回族", "维吾尔", "维族",
+        "哈萨克族", "东乡族", "撒拉族", "犹太",
+    ),
+    "sexuality": (
+        "gay", "lesbian", "bisexual", "queer", "transgender", "coming out", "came out", "lgbt", "same-sex",
+        "pansexual", "asexual", "non-binary", "nonbinary",
+        "同性恋", "双性恋", "性取向", "跨性别", "出柜", "同性伴侣",
+    ),
+    "money": (
+        "debt", "owe", "loan", "bankrupt", "overdraft", "credit card bill", "in the red", "collections", "maxed out",
+        "payday loan", "arrears", "behind on payments", "behind on rent", "repayment",
+        "负债", "欠债", "欠款", "欠了", "欠钱", "贷款", "破产", "网贷", "还债", "还款", "花呗", "借呗", "白条", "逾期", "催收",
+        "信用卡账单", "套现",
+    ),
+}
+"""Cue words of a sensitive fact, by the domain a task must touch for it to be shown: conditions and the
+medicines taken for them, therapy and recovery, religious practice (prayer, fasting, a faith's diet) and the
+peoples whose faith their name states, sexuality, debts."""
+
+REACH: dict[str, frozenset[str]] = {
+    "health": frozenset({"food", "travel"}),
+    "religion": frozenset({"food"}),
+    "mental": frozenset(),
+    "recovery": frozenset({"mental", "food"}),
+    "sexuality": frozenset(),
+    "money": frozenset(),
+}
+"""Besides its own domain, the task domains a sensitive fact may be shown to, each for one reason:
+health to food (a diabetic's dinner, a pregnancy's menu) and to travel (a bad knee on a hike, a condition on
+a trip; sport and exercise are health's own cues); religion to food (halal, kosher, a fast); recovery from
+an addiction to mental health (cravings, coping) and to food (drinks, a party, a dinner out are where it
+matters); mental health, sexuality and debts to nothing but themselves (a therapy is nobody's dinner plan,
+and a standing meeting of any of them is nobody's plan of the week)."""
+
+GATE_GENERIC = frozenset({"communication"})
+"""What no sensitive fact is shown for: every request asks for an answer."""
+
+_SENSITIVE_PATTERNS = {name: cue_pattern(cues) for name, cues in SENSITIVE_CUES.items()}
+_STATEMENT_END = re.compile(r"(?<=[。！？!?\n])|(?<=[.;；])\s+")
+"""Where one statement of a turn ends: a sentence's end mark (a comma only joins clauses of one statement)."""
+
+
+@registered
+@lru_cache(maxsize=65536)
+def sensitive_domains(text: str) -> frozenset[str]:
+    """The sensitive domains `text` states a fact of (empty: not sensitive)."""
+    low = text.lower()
+    return frozenset(name for name, pattern in _SENSITIVE_PATTERNS.items() if pattern.search(low))
+
+
+def statements(text: str) -> list[str]:
+    """The statements (sentences) of a turn, in order."""
+    return [s.strip() for s in _STATEMENT_END.split(text) if s.strip()]
+
+
+@registered
+@lru_cache(maxsize=65536)
+def statement_sensitivity(source: str, note: str) -> frozenset[str]:
+    """The sensitive domains of a note drawn from `source` (a turn): its own, and those of the statements
+    of `source` it was drawn from (the ones that share the most words with it; none shared, none
+    inherited: a note with no word of the turn is no part of any statement of it)."""
+    found = sensitive_domains(note)
+    words = set(terms(note))
+    scored = [(len(words.intersection(terms(s))), s) for s in statements(source)]
+    best = max((n for n, _ in scored), default=0)
+    if best == 0:
+        return found
+    return found.union(*(sensitive_domains(s) for n, s in scored if n == best))
+
+
+def reached(question: frozenset[str], sensitive: Iterable[str]) -> bool:
+    """Whether a task of domains `question` reaches a fact of the `sensitive` domains: one of them is the
+    task's own or in the task's `REACH` of it."""
+    task = question - GATE_GENERIC
+    return any(domain in task or REACH.get(domain, frozenset()) & task for domain in sensitive)
+
+
+def may_show(question: frozenset[str], text: str, marked: Iterable[str] = ()) -> bool:
+    """Whether a memory of `text` may be shown to a task of domains `question`: always, when neither its
+    words nor its extraction `marked` it sensitive; else only when the task reaches one of those domains
+    (`reached`). A record without a mark (made before marks were kept) is judged by its words alone."""
+    sensitive = sensitive_domains(text).union(marked)
+    return not sensitive or reached(question, sensitive)
