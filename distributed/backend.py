@@ -151,7 +151,8 @@ class DistributedBackend:
     def recall(self, request: RecallRequest, deadline_ms: float) -> RecallResult | None:
         """Recall on Weaviate; the parts run on the process's recall pool and the call returns by the
         deadline with the parts ready (the missed ones listed), while late reads finish unseen."""
-        fresh = self.freshness.check(request.tenant, request.user)  # before the reads: what they must hold
+        # before the reads (what they must hold), within a third of the deadline: past it, "cannot tell"
+        fresh = self.freshness.check(request.tenant, request.user, budget=deadline_ms / 3000)
         service = RecallService(self.runtime.store, self.embedder,
                                 with_deadline(self.config, max(1.0, deadline_ms - fresh.checked_ms)),
                                 shared_pool(self.config.recall.pool_size))

@@ -42,8 +42,9 @@ from .topics import SOURCE_TOPICS, Namespace
 log = logging.getLogger("engram.distributed.freshness")
 FOLLOW_POLL = 0.02
 """Seconds the watcher thread waits for new progress records per poll."""
-ASK = RetryPolicy(deadline=1.0)
-"""A freshness question is retried this long; then the recall says it cannot tell (`behind` None)."""
+BUDGET = 1.0
+"""Seconds a check may take at most (a recall gives it a share of its deadline); past it, or on a Kafka
+error, the recall says it cannot tell (`behind` None) and reads anyway."""
 
 
 def levels() -> list[list[str]]:
@@ -98,60 +99,61 @@ class FreshnessCheck:
         """Wait until the stages' progress has been read once (until then a check cannot tell)."""
         return self._caught_up.wait(timeout)
 
-    def check(self, tenant: str, user: str) -> Freshness:
-        """How far the user's partition has got, read now (before the recall reads)."""
+    def check(self, tenant: str, user: str, budget: float = BUDGET) -> Freshness:
+        """How far the user's partition has got, read now (before the recall reads), within `budget` s."""
         start = time.perf_counter()
         partition = partition_of(f"{tenant}/{user}".encode(), self.partitions)
         try:
-            behind = self._behind(partition) if self._caught_up.is_set() else None
+            behind = self._behind(partition, time.monotonic() + min(budget, BUDGET)) \
+                if self._caught_up.is_set() else None
         except Exception:  # noqa: BLE001 - the recall goes on; it only cannot say how fresh it is
             log.warning("freshness: could not check partition %d", partition, exc_info=True)
             behind = None
         return Freshness("distributed", behind == 0, behind, partition,
                          round(1000 * (time.perf_counter() - start), 3))
 
-    def _behind(self, partition: int) -> int:
+    def _behind(self, partition: int, until: float) -> int:
         tps = [(topic, partition) for level in self.levels for topic in level]
-        first = self._ends(tps)
+        first = self._ends(tps, until)
         with self._done_lock:
             stages = self._watcher.behind(first)
         derived = [tp for tp in tps if tp[0] not in self.sources]
-        again = self._ends(derived)  # after the progress was read: did anything land since `first`?
+        again = self._ends(derived, until)  # after the progress was read: did anything land since `first`?
         moved = sum(max(0, again[tp] - first[tp]) for tp in derived)
         ends = {**first, **again}
-        projected = self._projected(list(ends))
+        projected = self._projected(list(ends), until)
         return stages + moved + sum(max(0, end - projected.get(tp, 0)) for tp, end in ends.items())
 
-    def _ends(self, tps: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    def _ends(self, tps: list[tuple[str, int]], until: float) -> dict[tuple[str, int], int]:
         """End offsets, one round trip each, one after the other: on a loaded machine handing them to threads
         cost more (each thread waits to be scheduled) than the round trips themselves (~0.2 ms on one host)."""
         consumer = self.probe.consumer
 
         def ask(tp: tuple[str, int]) -> int:
             try:
-                return int(consumer.get_watermark_offsets(TopicPartition(*tp), timeout=ASK.deadline)[1])
+                return int(consumer.get_watermark_offsets(TopicPartition(*tp), timeout=_left(until))[1])
             except KafkaException:
-                consumer.list_topics(tp[0], timeout=ASK.deadline)  # a topic this client has no metadata of yet
+                consumer.list_topics(tp[0], timeout=_left(until))  # a topic this client has no metadata of yet
                 raise
 
         def end(tp: tuple[str, int]) -> int:
-            return retrying(lambda: ask(tp), "reading end offsets", ASK)
+            return retrying(lambda: ask(tp), "reading end offsets", RetryPolicy(deadline=_left(until)))
 
         return {tp: end(tp) for tp in tps}
 
-    def _projected(self, tps: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    def _projected(self, tps: list[tuple[str, int]], until: float) -> dict[tuple[str, int], int]:
         """Per partition, the offset below which Weaviate holds every record (the larger of the two marks)."""
         wanted = [TopicPartition(*tp) for tp in tps]
 
         def ask(reader: Consumer) -> dict[tuple[str, int], int]:
             def once() -> dict[tuple[str, int], int]:
                 out = {}
-                for tp in reader.committed(wanted, timeout=ASK.deadline):
+                for tp in reader.committed(wanted, timeout=_left(until)):
                     if tp.error is not None:
                         raise KafkaException(tp.error)
                     out[(tp.topic, tp.partition)] = tp.offset
                 return out
-            return retrying(once, "reading the projectors' marks", ASK)
+            return retrying(once, "reading the projectors' marks", RetryPolicy(deadline=_left(until)))
 
         written, committed = ask(self._written), ask(self._committed)
         return {tp: max(written.get(tp, -1), committed.get(tp, -1), 0) for tp in tps}
@@ -164,3 +166,11 @@ class FreshnessCheck:
         self._written.close()
         self._committed.close()
         self.probe.close()
+
+
+def _left(until: float) -> float:
+    """Seconds left of a check's budget; none left ends the check (the recall cannot tell)."""
+    left = until - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the freshness check ran out of its budget")
+    return left

@@ -63,6 +63,8 @@ def test_a_recall_says_whether_it_holds_the_users_last_write(deployment: object)
         fresh = _until_current(memory)
         assert fresh.runtime == "distributed" and fresh.behind == 0 and fresh.partition is not None
         assert "kayak" in memory.recall(USER, "What do I love?").context.lower()
+        out_of_time = backend.freshness.check(TENANT, USER, budget=0.0)  # no time to ask Kafka: cannot tell
+        assert (out_of_time.current, out_of_time.behind) == (False, None)
 
         deployment.worker.stop()  # type: ignore[attr-defined]
         turn = TurnInput(tenant=TENANT, user=USER, agent="assistant", session="default", role="user",
