@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from engram import Memory
+from engram.access.models import RecallFreshness
 from engram.distributed.freshness import levels
 from engram.schemas.inputs import TurnInput
 from engram.schemas import topics as t
@@ -78,7 +79,7 @@ def test_a_recall_says_whether_it_holds_the_users_last_write(deployment: object)
         memory.close()
 
 
-def _until_current(memory: Memory, attempts: int = 100) -> object:
+def _until_current(memory: Memory, attempts: int = 100) -> RecallFreshness:
     """The first recall that says it is current (the check reads the stages' progress as it lands)."""
     fresh = memory.recall(USER, "What do I love?").freshness
     for _ in range(attempts):
