@@ -265,7 +265,7 @@ class EngramMCP:
         response = await self._call(self.access.recall, self._who(ctx), query)
         return response.model_dump(include={"recall_id", "context", "tokens", "injected", "items", "recent",
                                             "degraded", "deadline_exceeded", "missed",
-                                            "user_known", "session_known"})
+                                            "user_known", "session_known", "freshness"})
 
     async def memory_feedback(self, recall_id: RecallIdArg, rating: RatingArg, reason: ReasonArg = "",
                               remark: RemarkArg = "", tenant: TenantArg = None, user: UserArg = None,

@@ -139,6 +139,19 @@ class ChatMessage(_Response):
     content: str
 
 
+class RecallFreshness(_Response):
+    """Whether the recall's reads held every write of this user made before it (read your own write)."""
+
+    runtime: Literal["embedded", "distributed"] = "embedded"
+    current: bool = Field(default=True, description="every write of this user acknowledged before the recall "
+                          "began is in what it read (always true on the embedded runtime)")
+    behind: int | None = Field(default=0, description="records of the user's Kafka partition (other users of it "
+                               "included) not yet processed and projected when the recall began; 0 when current, "
+                               "null when it could not be told")
+    partition: int | None = Field(default=None, description="the user's Kafka partition (distributed runtime)")
+    checked_ms: float = Field(default=0.0, description="what telling it cost the recall")
+
+
 class RecallResponse(_Response):
     """The assembled context. `context` is empty when nothing was recalled: inject nothing then."""
 
@@ -161,6 +174,7 @@ class RecallResponse(_Response):
                              "user, not an error): the context is empty")
     session_known: bool = Field(default=True, description="false: the session has no turn yet (a new session, "
                                 "not an error): long-term memory only, no summary and no recent window")
+    freshness: RecallFreshness = Field(default_factory=RecallFreshness)
 
     @classmethod
     def empty(cls, query: RecallQuery, recall_id: str = "", *, deadline_exceeded: bool = False,

@@ -12,6 +12,7 @@ MemoryChanged events they caused.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -47,7 +48,7 @@ from .errors import BadRequest, Conflict, InvalidTurns, NotFound, invalid_input,
 from .metrics import Metrics
 from .models import (
     ChatMessage, ControlResult, FeedbackRequest, FeedbackResult, ForgetBody, IngestResult, LineageStep,
-    MemoryChange, RecallQuery, RecallResponse, RecalledMemory, SearchMatch, SearchResponse,
+    MemoryChange, RecallFreshness, RecallQuery, RecallResponse, RecalledMemory, SearchMatch, SearchResponse,
     ProfileEntry, ProfileResponse,
 )
 
@@ -441,6 +442,7 @@ def recall_response(result: RecallResult, system_prompt: str = "") -> RecallResp
         retrieval_ms=round(result.retrieval_ms, 3), build_ms=round(result.build_ms, 3),
         deadline_exceeded=result.deadline_exceeded, degraded=bool(result.missed), missed=list(result.missed),
         user_known=result.user_known, session_known=result.session_known,
+        freshness=RecallFreshness(**dataclasses.asdict(result.freshness)),
     )
 
 

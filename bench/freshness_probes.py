@@ -12,12 +12,14 @@ import heapq
 import random
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from engram.core.crypto import FieldCipher
 from engram.distributed.producer import TurnProducer
 from engram.projections.weaviate_store import WeaviateStore
+from engram.recall.freshness import Freshness
 from engram.recall.service import RecallRequest, RecallService
 from engram.streams.processor import ProcessorContext
 
@@ -88,8 +90,13 @@ class Pollers:
     the polling load (the pollers share the machine with what they measure).
     """
 
-    def __init__(self, services: list[RecallService], interval: float, gate: bool = True) -> None:
-        self.interval, self.gate = interval, gate
+    def __init__(self, services: list[RecallService], interval: float, gate: bool = True,
+                 check: Callable[[str, str], Freshness] | None = None) -> None:
+        self.interval, self.gate, self.check = interval, gate, check
+        self.checks: list[tuple[str, float, Freshness, bool, str]] = []
+        """With `check`: (user, wall-clock time the check began, what it said, whether the read after it found
+        the probe's memory, which read: "stored" for `list_memories`, "recall"), one per read: a recall that says it is current must hold a turn acknowledged
+        before the check began."""
         self.recall_ms: list[float] = []
         self.recalls = self.errors = 0
         self.deadline_exceeded = 0
@@ -156,11 +163,19 @@ class Pollers:
         """With the gate, a one-query look at the user's memories first; the real recall once the memory is there."""
         probe.polls += 1
         try:
+            began, fresh = time.time(), self.check(PROBE_TENANT, probe.user) if self.check else None
             if self.gate and probe.stored is None:
-                if not any(probe.word in m.content for m in service.store.list_memories(PROBE_TENANT, probe.user)):
+                stored = any(probe.word in m.content for m in service.store.list_memories(PROBE_TENANT, probe.user))
+                if fresh is not None:
+                    self.checks.append((probe.user, began, fresh, stored, "stored"))
+                if not stored:
                     return False
                 probe.stored = time.perf_counter()
-            return self._recall(service, probe)
+                began, fresh = time.time(), self.check(PROBE_TENANT, probe.user) if self.check else None
+            found = self._recall(service, probe)
+            if fresh is not None:
+                self.checks.append((probe.user, began, fresh, found, "recall"))
+            return found
         except Exception:  # noqa: BLE001 - a failed poll is counted and retried
             self.errors += 1
             return False

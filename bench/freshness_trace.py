@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench.distributed_common import percentile
+from bench.freshness_probes import PROBE_TENANT
 from engram.distributed.trace import FILE_ENV, KEYS_ENV, read_hops
 
 PATH: tuple[tuple[str, str], ...] = (
@@ -83,3 +84,29 @@ def breakdown(path: str, probes: Sequence[tuple[str, float, float | None, float 
 
 def _round(value: float) -> float | None:
     return round(value, 1) if value == value else None
+
+
+def judge_checks(path: str, checks: Sequence[tuple[str, float, Any, bool, str]],
+                 probes: Sequence[tuple[str, float]]) -> dict[str, Any]:
+    """What the recalls' freshness said, against when each probe's turn (user, wall-clock time sent) was
+    acknowledged (`sdk.acked`).
+
+    A check that began after the acknowledgement and said `current` must be followed by a read that
+    holds the memory: `wrong_current` counts those that did not (on `list_memories`, which returns every
+    stored memory; a recall may rank a stored memory out, so those are counted apart)."""
+    traced = hop_times(path)
+    sent = {user: at for user, at in probes}
+    acked = {user: next((t for t in traced.get(f"{PROBE_TENANT}/{user}", {}).get("sdk.acked", []) if t >= at),
+                        float("inf")) for user, at in probes}  # the probe turn's, not a known user's first turn's
+    probe_users = set(sent)
+    mine = [c for c in checks if c[0] in probe_users]
+    after = [c for c in mine if c[1] >= acked.get(c[0], float("inf"))]
+    ms = [c[2].checked_ms for c in mine]
+    return {"checks": len(mine), "checked_ms_p50": _round(percentile(ms, 50)),
+            "checked_ms_p95": _round(percentile(ms, 95)),
+            "unknown": sum(c[2].behind is None for c in mine), "current": sum(c[2].current for c in mine),
+            "after_ack": len(after), "after_ack_current": sum(c[2].current for c in after),
+            "after_ack_current_found": sum(c[2].current and c[3] for c in after),
+            "wrong_current_stored": sum(c[2].current and not c[3] for c in after if c[4] == "stored"),
+            "current_not_in_recall": sum(c[2].current and not c[3] for c in after if c[4] == "recall"),
+            "found_not_current": sum(c[3] and not c[2].current for c in after)}

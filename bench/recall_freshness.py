@@ -47,9 +47,10 @@ from bench.distributed_common import (  # noqa: E402
 from bench.freshness_probes import (  # noqa: E402
     PROBE_TENANT, Pollers, ProbeTurn, Readers, introduce, make_probe, send_probe,
 )
-from bench.freshness_trace import breakdown, enable  # noqa: E402
+from bench.freshness_trace import breakdown, enable, judge_checks  # noqa: E402
 from bench.synthetic import generate_turns  # noqa: E402
 from engram.distributed.erasure import cipher_for  # noqa: E402
+from engram.distributed.freshness import FreshnessCheck  # noqa: E402
 from engram.distributed.producer import TurnProducer  # noqa: E402
 from engram.distributed.projector import PROJECTOR_ROLE, weaviate_prefix  # noqa: E402
 from engram.distributed.readback import Probe  # noqa: E402
@@ -231,11 +232,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         cluster = BenchCluster(args.bootstrap, 1, Path(tmp), worker_args, roles=roles)
         readers: Readers | None = None
         pollers: Pollers | None = None
+        checker: FreshnessCheck | None = None
         try:
             readers = Readers(args, ctx, weaviate_prefix(cluster.ns),  # collections exist before the projector starts
                               cipher_for(cluster.bootstrap, cluster.ns.prefix))
             cluster.start()
-            pollers = Pollers(readers.services, args.poll_interval, gate=not args.no_gate)
+            if args.freshness:
+                checker = FreshnessCheck(cluster.bootstrap, cluster.ns)
+                if not checker.ready(WARMUP_TIMEOUT):
+                    raise RuntimeError("the freshness check did not read the stages' progress")
+            pollers = Pollers(readers.services, args.poll_interval, gate=not args.no_gate,
+                              check=checker.check if checker is not None else None)
             producer = cluster.producer()
             try:
                 warm_up(cluster, producer, pollers, turns[:args.warmup], warm,
@@ -251,6 +258,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 measured["hops"] = breakdown(str(trace_file), [
                     (f"{PROBE_TENANT}/{p.user}", p.sent + WALL_OFFSET, _wall(p.stored), _wall(p.seen))
                     for p in main_probes if p.sent])
+                if checker is not None:
+                    measured["freshness"] = judge_checks(str(trace_file), pollers.checks,
+                                                         [(p.user, p.sent + WALL_OFFSET) for p in main_probes if p.sent])
             return {"users": "known" if args.known_users else "new", "kind": "recall_freshness",
                     "target_rate": args.rate, "seconds": args.seconds, **measured,
                     "target_p95_ms": TARGET_P95_MS, "pollers": args.pollers, "poll_interval_s": args.poll_interval,
@@ -262,6 +272,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             if pollers is not None:
                 pollers.close()
+            if checker is not None:
+                checker.close()
             cluster.close()  # stops the worker (its pid), deletes the namespace's topics
             if readers is not None:
                 readers.close(drop=True)  # the namespace's Weaviate collections
@@ -306,6 +318,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         help="each probe user says a first, fact-free turn in the warm-up (a known user's probe)")
     parser.add_argument("--trace", action="store_true",
                         help="per-hop timestamps of the probes (engram.distributed.trace) and a p50/p95 table per hop")
+    parser.add_argument("--freshness", action="store_true",
+                        help="with --trace: check the recall's freshness before every poll and judge what it said "
+                             "against the probe's acknowledgement (engram.distributed.freshness)")
     parser.add_argument("--split", action="store_true",
                         help="two worker processes (--role processors, --role projectors) instead of one --role all")
     return parser.parse_args(argv)
@@ -323,6 +338,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['probes_not_seen']} ({r['late_seen']})",
                   *[_cell(r[k], r["timeout_s"]) for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms")],
                   _cell(r["in_weaviate_p50_ms"], r["timeout_s"]), _cell(r["recall_ms_p50"], r["timeout_s"])]]))
+    if r.get("freshness"):
+        print(f"\nfreshness checks: {r['freshness']}")
     if r.get("hops"):
         print()
         print(table(["hop", "what", "probes", "p50 ms", "p95 ms", "since record_turn p50 ms", "p95 ms"],

@@ -44,6 +44,7 @@ from engram.schemas.inputs import TurnInput
 from .applied import NotApplied, SharedWaiter
 from .erasure import DistributedEraser, forgets
 from .facade import DistributedRuntime, Endpoints
+from .freshness import FreshnessCheck
 from .readback import high_watermarks
 
 log = logging.getLogger("engram.distributed")
@@ -68,6 +69,7 @@ class DistributedBackend:
         self._applied_lock = threading.Lock()  # opening the waiter talks to Kafka: not under the counts lock
         self._served: OrderedDict[str, Event] = OrderedDict()
         self._event_waiters = threading.BoundedSemaphore(EVENT_WAITERS)
+        self._freshness: FreshnessCheck | None = None
 
     @classmethod
     def from_env(cls, data: Path | str, env: Mapping[str, str] | None = None) -> DistributedBackend:
@@ -85,6 +87,15 @@ class DistributedBackend:
                 e = self.runtime.endpoints
                 self.runtime.applied = SharedWaiter(e.bootstrap, e.namespace)
             return self.runtime.applied
+
+    @property
+    def freshness(self) -> FreshnessCheck:
+        """The process's one freshness check (opened on first recall)."""
+        with self._applied_lock:
+            if self._freshness is None:
+                e = self.runtime.endpoints
+                self._freshness = FreshnessCheck(e.bootstrap, e.namespace)
+            return self._freshness
 
     # -- writes --------------------------------------------------------------------
     def ingest(self, turns: Iterable[TurnInput], *, wait: bool = True) -> IngestReport:
@@ -140,9 +151,13 @@ class DistributedBackend:
     def recall(self, request: RecallRequest, deadline_ms: float) -> RecallResult | None:
         """Recall on Weaviate; the parts run on the process's recall pool and the call returns by the
         deadline with the parts ready (the missed ones listed), while late reads finish unseen."""
-        service = RecallService(self.runtime.store, self.embedder, with_deadline(self.config, deadline_ms),
+        # before the reads (what they must hold), within a third of the deadline: past it, "cannot tell"
+        fresh = self.freshness.check(request.tenant, request.user, budget=deadline_ms / 3000)
+        service = RecallService(self.runtime.store, self.embedder,
+                                with_deadline(self.config, max(1.0, deadline_ms - fresh.checked_ms)),
                                 shared_pool(self.config.recall.pool_size))
         result = service.safe_recall(request)
+        result.freshness = fresh
         self._count("recall.failed", service.failures)
         if result.missed:
             self._count("recall.timeout")
@@ -214,6 +229,9 @@ class DistributedBackend:
         self.runtime.store.has_user("engram-ping", "engram-ping")
 
     def close(self) -> None:
+        if self._freshness is not None:
+            self._freshness.close()
+            self._freshness = None
         if self.runtime.applied is not None:
             self.runtime.applied.close()
             self.runtime.applied = None

@@ -60,6 +60,10 @@ from .trace import tracer
 log = logging.getLogger("engram.distributed.projector")
 
 PROJECTOR_ROLE = "projectors"
+WRITTEN_ROLE = "projectors-written"
+"""The consumer group under which a projector records, after each Weaviate flush, the offsets it flushed:
+what recall reads holds every record below them (`engram.distributed.freshness`). Nobody consumes with
+it; the projectors' own group commits later, once ClickHouse holds the records too."""
 RETRIES = 5
 STATS_INTERVAL = 10.0
 """Seconds between two log lines of the projector's counters."""
@@ -95,6 +99,10 @@ class ProjectorSettings:
     @property
     def group(self) -> str:
         return self.namespace.app_id(PROJECTOR_ROLE)
+
+    @property
+    def written_group(self) -> str:
+        return self.namespace.app_id(WRITTEN_ROLE)
 
     @property
     def topics(self) -> list[str]:
@@ -205,6 +213,23 @@ def insert_due(settings: ProjectorSettings, since: float, events: int, quiet: fl
             or min(quiet, since) >= settings.analytics_quiet)
 
 
+def take(consumer: Consumer, limit: int, wait: float) -> list[Message]:
+    """The records already fetched (up to `limit`) at once; with none there, the first to arrive within
+    `wait` seconds and what came with it.
+
+    Not `consume(limit, wait)`: that waits out the whole `wait` unless `limit` records arrive, a fixed
+    delay on every record of a stream slower than `limit` per `wait`. Batches still grow with the
+    load: what arrives while a batch is written to Weaviate is the next batch.
+    """
+    messages = consumer.consume(limit, timeout=0)
+    if messages:
+        return messages
+    first = consumer.poll(wait)
+    if first is None:
+        return []
+    return [first, *consumer.consume(limit - 1, timeout=0)] if limit > 1 else [first]
+
+
 def _assignment(consumer: Consumer) -> list[TopicPartition]:
     try:
         return list(consumer.assignment())
@@ -235,6 +260,9 @@ class ProjectorLoop:
         self._uncommitted: Offsets = {}
         self._inflight: tuple[Future[int], Offsets] | None = None
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="engram-analytics")
+        self._marks = Consumer({"bootstrap.servers": settings.bootstrap, "group.id": settings.written_group,
+                                "enable.auto.commit": False})
+        """Never subscribes: only commits the written marks (a group without members takes such commits)."""
         self._last_analytics = self._last_stats = self._last_record = time.monotonic()
 
     def stop(self) -> None:
@@ -253,13 +281,14 @@ class ProjectorLoop:
         log.info("projector %s: reading %d topics", self.settings.group, len(self.settings.topics))
         try:
             while not self._stop.is_set():
-                messages = consumer.consume(self.settings.batch_size, timeout=self.settings.poll_timeout)
+                messages = take(consumer, self.settings.batch_size, self.settings.poll_timeout)
                 self._fatal_on_error(lambda: with_backoff(lambda: self.handle(messages), "projector write",
                                                           self._count_write_failure), on_fatal)
                 self._fatal_on_error(lambda: self._advance(consumer, idle=not messages), on_fatal)
             self._fatal_on_error(lambda: self._advance(consumer, idle=True, final=True), on_fatal)
         finally:
             consumer.close()
+            self._marks.close()
             self.store.close()
             if self.analytics is not None:
                 self._writer.submit(self.analytics.release)
@@ -291,9 +320,23 @@ class ProjectorLoop:
         self.counters["batches"] += bool(messages)
         self._log_stats()
         self._trace_again(traced, "written")
+        self._mark_written(offsets)
         self._uncommitted.update(offsets)  # only after the flush: a retried batch is applied again in full
         self._events.extend(events)
         self.counters["events"] += len(events)
+
+    def _mark_written(self, offsets: Offsets) -> None:
+        """Record (asynchronously) that Weaviate holds the records below `offsets`. Best effort: a mark
+        lost or late only makes a recall report itself less fresh than it is, never fresher."""
+        if not offsets:
+            return
+        try:
+            self._marks.commit(offsets=[TopicPartition(tp[0], tp[1], end) for tp, end in offsets.items()],
+                               asynchronous=True)
+            self._marks.poll(0)  # serves the earlier commits' results
+        except (KafkaException, RuntimeError) as exc:
+            self.counters["mark_failures"] += 1
+            log.debug("projector: written marks not recorded: %s", exc)
 
     def _log_stats(self) -> None:
         now = time.monotonic()

@@ -57,6 +57,7 @@ WRITE_CHUNK = 500
 MAX_MARKERS = 200_000
 MAX_HANDLES = 10_000
 READ_THREADS = 6
+CHECK_THREADS = 4
 """A recall's four independent reads plus the keyword half of its search, with room to spare."""
 
 
@@ -100,6 +101,9 @@ class WeaviateStore:
         self.last_turns: OrderedDict[tuple[str, str, str], RecentTurn] = OrderedDict()
         """The latest turn written of each recent session: what the next turn answers (`weaviate_turns`)."""
         self.read_pool = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="engram-weaviate-read")
+        self.check_pool = ThreadPoolExecutor(CHECK_THREADS, thread_name_prefix="engram-weaviate-check")
+        """A flush's reads (one per collection and tenant) run here at once; a pool of its own, so a flush
+        called from a reader on `read_pool` never waits for a slot it holds."""
         self.write_stats: Counter[str] = Counter()
         """Flushes, objects written and milliseconds spent (the projector logs them)."""
         """Reads are network round trips: the search's two halves, and RecallService's independent
@@ -121,6 +125,7 @@ class WeaviateStore:
 
     def close(self) -> None:
         self.read_pool.shutdown(wait=False)
+        self.check_pool.shutdown(wait=False)
         self._client.close()
 
     def ensure_collections(self) -> None:
@@ -378,13 +383,17 @@ class WeaviateStore:
             self.flush()
 
     def flush(self) -> None:
-        """Write buffered objects, newest version only, every collection and tenant in one gRPC batch."""
+        """Write buffered objects, newest version only, every collection and tenant in one gRPC batch.
+
+        The reads a flush needs first (which queued turns Weaviate holds, the stored versions of versioned
+        objects) are one query per collection and tenant; they run at once on `check_pool`, so a flush
+        costs about one read's round trip and the insert, not one round trip per collection and tenant.
+        """
         if not self._memories and not self._other and not self._turns:
             return
+        start = time.perf_counter()
         rows: dict[tuple[str, str], list[Item]] = {}
         turns, self._turns = self._turns, {}
-        for tenant, items in turn_items(self, turns).items():
-            rows.setdefault((TURNS, tenant), []).extend(items)
         for uid, (tenant, user, record, vector, context) in self._memories.items():
             rows.setdefault((MEMORIES, tenant), []).append(
                 (uid, self.text.sealed(MEMORIES, uid, tenant, user, self._memory_props(tenant, user, record, context),
@@ -394,14 +403,18 @@ class WeaviateStore:
         self._memories.clear()
         self._other.clear()
         self._pending_profiles.clear()
-        start = time.perf_counter()
-        newer = {key: self._newer(*key, items) for key, items in rows.items()}
+        checked = {key: self.check_pool.submit(self._newer, *key, items) for key, items in rows.items()}
+        for tenant, items in turn_items(self, turns).items():
+            rows.setdefault((TURNS, tenant), []).extend(items)
+        newer = {key: checked[key].result() if key in checked else items for key, items in rows.items()}
+        read = time.perf_counter()
         groups = [(self._tenant(*key), items) for key, items in newer.items() if items]
         rejected = insert_batch(groups, WRITE_CHUNK)
         self.write_stats.update(writes=1, objects=sum(map(len, rows.values())),
                                 memories=sum(len(items) for (collection, _t), items in rows.items()
                                              if collection == MEMORIES),
-                                ms=round(1000 * (time.perf_counter() - start)))
+                                ms=round(1000 * (time.perf_counter() - start)),
+                                read_ms=round(1000 * (read - start)))
         if rejected:
             raise RuntimeError(f"weaviate rejected {len(rejected)} objects: {rejected[0][0]}: {rejected[0][1]}")
         if len(self._markers_written) > MAX_MARKERS:

@@ -88,13 +88,18 @@ def _stored_search_text(store: WeaviateStore, queued: dict[str, QueuedTurn]) -> 
         if q.answered is not None:
             wanted.add(_uid(q.tenant, q.user, q.answered))
     flt, out = store._wvc.query.Filter, {}
+
+    def held(tenant: str, chunk: list[str]) -> list[Any]:
+        return store._query(TURNS, tenant, flt.by_id().contains_any(chunk), limit=len(chunk), props=["search_text"])
+
+    reads = []  # one query per tenant (and 1,000 turns), all at once on the store's check pool
     for tenant, uids in by_tenant.items():
         ordered = sorted(uids)
-        for start in range(0, len(ordered), 1000):
-            chunk = ordered[start:start + 1000]
-            for o in store._query(TURNS, tenant, flt.by_id().contains_any(chunk), limit=len(chunk),
-                                  props=["search_text"]):
-                out[str(o.uuid)] = str(o.properties.get("search_text") or "")
+        reads += [store.check_pool.submit(held, tenant, ordered[start:start + 1000])
+                  for start in range(0, len(ordered), 1000)]
+    for read in reads:
+        for o in read.result():
+            out[str(o.uuid)] = str(o.properties.get("search_text") or "")
     return out
 
 

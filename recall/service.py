@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from engram.recall.freshness import CURRENT, Freshness
 from engram.core.config import EngramConfig
 from engram.core.domains import domain_overlap, domains_of
 from engram.core.sensitive import may_show
@@ -91,6 +92,8 @@ class RecallResult:
     """The size of `memory_section` by `estimate_tokens`: never more than the request's token budget."""
     left_out: list[RecalledItem] = field(default_factory=list)
     """Items recalled but left out of the context by the token budget, in priority order."""
+    freshness: Freshness = CURRENT
+    """Whether the reads held every write of the user made before the recall (the runtime sets it)."""
 
     def messages(self, system_prompt: str = "") -> list[dict[str, str]]:
         return build_messages(system_prompt, self.memory_section, self.recent, self.request.question)
