@@ -320,11 +320,13 @@ def latest_holding(memories: Iterable[MemoryRecord], old: str, new: str) -> Memo
 
 
 def corrected_candidate(candidate: Candidate, target: MemoryRecord, old: str, new: str) -> Candidate:
-    """The target memory restated with the right value, as a candidate of the target's type and slot."""
+    """The target memory restated with the right value, as a candidate of the target's type and slot; it keeps
+    the sensitive marks of both the target and the correction (a corrected appointment is still the clinic's)."""
     attribute = target.slot.split(".", 1)[1] if "." in target.slot else None
     entities = tuple(new if e == old else e for e in target.entities)
     topic = corrected_content(target.topic, old, new) if target.topic else None
     return Candidate(type=target.type, attribute=attribute, content=corrected_content(target.content, old, new),
                      confidence=max(candidate.confidence, target.confidence), entities=entities,
                      keywords=target.keywords, topic=topic, negated=target.negated,
-                     source_message_ids=candidate.source_message_ids)
+                     source_message_ids=candidate.source_message_ids,
+                     sensitive=tuple(sorted(set(target.sensitive) | set(candidate.sensitive))))

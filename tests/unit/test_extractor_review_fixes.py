@@ -1,0 +1,50 @@
+"""Rule-extractor edge cases: marks kept through corrections, restatements that must really restate, negated
+notes that are no restatement, long turns, corrections that find their target, conditions only talked about."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from engram.schemas.base import stable_id
+from engram.schemas.events import MemoryProposed
+from engram.schemas.memory import Candidate, MemoryRecord
+from engram.streams.consolidate import ConsolidateProcessor, UserMemories
+from engram.streams.processor import ProcessorContext
+from engram.streams.rules import extract_drafts
+
+T0 = datetime(2026, 5, 4, 9, 0, tzinfo=timezone.utc)
+PROC = ConsolidateProcessor()
+
+
+def proposed(n: int, turn_no: int, candidate: Candidate, session: str = "s1") -> MemoryProposed:
+    return MemoryProposed(event_id=stable_id("t", "review", str(n)), occurred_at=T0 + timedelta(hours=turn_no),
+                          tenant_id="t", user_id="u", agent_id="a", session_id=session,
+                          candidate=candidate, importance=0.5)
+
+
+def remember(*turns: str, marks: dict[int, tuple[str, ...]] | None = None) -> list[MemoryRecord]:
+    """The user's active memories after each turn is read by the rules and consolidated, an hour apart;
+    `marks` gives the sensitive domains the extract processor would put on a turn's candidates."""
+    state: UserMemories | None = None
+    n = 0
+    for turn_no, text in enumerate(turns):
+        for draft in extract_drafts("user", text):
+            n += 1
+            candidate = Candidate(type=draft.type, attribute=draft.attribute, content=draft.content,
+                                  confidence=draft.confidence, topic=draft.topic, negated=draft.negated,
+                                  entities=draft.entities, keywords=draft.keywords,
+                                  source_message_ids=(f"m{turn_no}",),
+                                  sensitive=(marks or {}).get(turn_no, ()))
+            state, _ = PROC.process(state, proposed(n, turn_no, candidate), ProcessorContext())
+    return list(state.memories.values()) if state is not None else []
+
+
+def holding(memories: list[MemoryRecord], *words: str) -> list[MemoryRecord]:
+    return [m for m in memories if all(w.lower() in m.content.lower() for w in words)]
+
+
+def test_a_corrected_memory_keeps_the_sensitive_mark_of_what_it_corrects() -> None:
+    memories = remember("我有焦虑症，每周五上午10点去诊所做心理咨询。", "更新一下，现在是11点了",
+                        marks={0: ("health",)})
+    corrected = holding(memories, "11点")
+    assert corrected and all("health" in m.sensitive for m in corrected)
