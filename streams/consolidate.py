@@ -34,7 +34,7 @@ from .switch import parse_switch, switch_replaces
 from .processor import ProcessorContext
 from .rules.common import keywords_of
 from .rules.corrections import corrected_candidate, holds_value, latest_holding, parse_correction_note
-from .rules.repeats import parse_repeat_note, restated_memory
+from .rules.repeats import ORDINARY_CONFIDENCE, ordinary_note, parse_repeat_note, restated_memory, shares_terms
 from .rules.value_shapes import latest_shaped
 
 MAX_PROVENANCE = 50
@@ -164,7 +164,7 @@ def _consolidate(
         return _named_correction(state, event, ctx, *named), ()
     said = parse_repeat_note(event.candidate.content)
     if said is not None:
-        return _restated(state, event, ctx, said), ()
+        return _restated(state, event, ctx, said)
     related = _judged_related(state, event, ctx)
     calls = tuple(call for r in related for call in r.judgement.calls)
     return _decide(state, event, ctx, related), calls
@@ -209,16 +209,28 @@ def _named_correction(state: UserMemories, event: MemoryProposed, ctx: Processor
     return _decide(state, event.model_copy(update={"candidate": corrected}), ctx, [_Related(target, 1.0, judgement)])
 
 
-def _restated(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext, said: str) -> list[_Change]:
-    """A repeat note reinforces the memory it restates (`rules.repeats`); it is never stored itself."""
+def _restated(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext, said: str
+              ) -> tuple[list[_Change], tuple[LLMCall, ...]]:
+    """A repeat note reinforces the memory it restates (`rules.repeats`); it is never stored itself. A clause no
+    memory restates is an ordinary statement, unless the rules already noted something of it in this turn."""
     target = restated_memory(state.memories.values(), said)
     this_turn = set(event.candidate.source_message_ids)
     judgement = Judgement("same", "the user said it again", "rule")
+    if target is None:
+        noted = any(this_turn & set(m.source_message_ids) and shares_terms(said, m.content)
+                    for m in state.memories.values())
+        if not noted:
+            content, negated = ordinary_note(said)
+            candidate = event.candidate.model_copy(update={"content": content, "negated": negated,
+                                                            "confidence": ORDINARY_CONFIDENCE, "keywords": ()})
+            plain = event.model_copy(update={"candidate": candidate})
+            related = _judged_related(state, plain, ctx)
+            return _decide(state, plain, ctx, related), tuple(call for r in related for call in r.judgement.calls)
     if target is None or this_turn & set(target.source_message_ids):
         memory_id = derive_id(event.event_id, "consolidate", "memory")
-        reason = "said again in a turn that already noted it" if target is not None else "a repeat of nothing remembered"
-        return [_Change(memory_id, "discarded", None, None, "skip", "rule", reason)]
-    return [_apply(state, ctx.embedder, _reinforce(event, _Related(target, 1.0, judgement), ctx))]
+        reason = "said again in a turn that already noted it" if target is not None else "a repeat the rules already noted"
+        return [_Change(memory_id, "discarded", None, None, "skip", "rule", reason)], ()
+    return [_apply(state, ctx.embedder, _reinforce(event, _Related(target, 1.0, judgement), ctx))], ()
 
 
 def _judged_related(state: UserMemories, event: MemoryProposed, ctx: ProcessorContext) -> list[_Related]:

@@ -55,12 +55,32 @@ def comparable(content: str) -> str:
     """A note reduced to what it says: no verbatim prefix ("User said: ", "用户说："), no subject ("User", "我"),
     no third-person "s" on English words ("User uses vim" / "I use vim"), compacted ("用户说：我每天早上6点起床去跑步。"
     and "用户每天早上6点起床去跑步" both read "每天早上6点起床去跑步")."""
-    body = _SUBJECT.sub("", _VERBATIM_PREFIX.sub("", content.strip()))
-    return compact(_AGREEMENT_S.sub("", body))
+    return compact(_AGREEMENT_S.sub("", bare(content)))
 
 
 _AGREEMENT_S = re.compile(r"(?<=[a-z]{3})s\b", re.IGNORECASE)
 """The "s" a verb takes in the third person (and a plural's, read alike on both sides)."""
+
+
+_NEGATOR = re.compile(r"\b(?:not|never|no longer|cannot)\b|n't\b|不|没|别", re.IGNORECASE)
+_NOT_A_NEGATOR = re.compile(r"不错|不过|不少|不同|不断|不仅|不久|不管|差不多|没错|(?<=[特分区类性级告识鉴差个])别|别(?=人|的|处|墅)")
+"""Words that carry 不, 没 or 别 without denying anything ("不错", "特别", "别人")."""
+
+
+def has_negator(content: str) -> bool:
+    """The note denies something: not, never, no longer, n't, 不, 没, 别 (outside words such as 不错 or 特别)."""
+    return _NEGATOR.search(_NOT_A_NEGATOR.sub("", content)) is not None
+
+
+def opposite_polarity(a: str, b: str) -> bool:
+    """One note carries a negator the other lacks: "User doesn't eat pork" says the opposite of "User eats pork",
+    however many words they share."""
+    return has_negator(a) != has_negator(b)
+
+
+def bare(content: str) -> str:
+    """A note without its verbatim prefix and its subject ("User said: I'm allergic to X" -> "allergic to X")."""
+    return _SUBJECT.sub("", _VERBATIM_PREFIX.sub("", content.strip()))
 
 
 def is_verbatim(content: str) -> bool:
@@ -87,6 +107,8 @@ def judge_by_rules(
     if switch := switch_replaces(candidate, existing):
         return Judgement("replace", switch, "rule")
     if new_text == old_text or cosine >= config.near_duplicate_cosine:
+        if opposite_polarity(candidate.content, existing.content):  # "User eats pork" against "… doesn't eat pork"
+            return _reversal(candidate, existing)
         return Judgement("same", "near-duplicate of an existing memory", "rule")
     if candidate.slot == existing.slot and is_single_valued(candidate.slot):
         return Judgement("replace", f"single-valued slot {candidate.slot} takes the newer value", "rule")

@@ -48,3 +48,25 @@ def test_a_corrected_memory_keeps_the_sensitive_mark_of_what_it_corrects() -> No
                         marks={0: ("health",)})
     corrected = holding(memories, "11点")
     assert corrected and all("health" in m.sensitive for m in corrected)
+
+
+def test_a_reminder_of_the_opposite_fact_is_no_confirmation() -> None:
+    memories = remember("我不喝咖啡。", "再强调一遍，我喝咖啡。")
+    assert all(m.source_count == 1 for m in holding(memories, "不喝咖啡"))
+    assert [m for m in memories if "喝咖啡" in m.content and "不喝" not in m.content]  # the clause is kept as said
+
+
+def test_a_reminder_of_another_fact_sharing_a_word_reinforces_nothing_and_is_kept() -> None:
+    memories = remember("我每周四上午去游泳。", "提醒一下，明天上午十点去体检")
+    assert [m.source_count for m in holding(memories, "游泳")] == [1]
+    assert holding(memories, "体检")
+    english = remember("I see the dentist every six months.", "reminder: tomorrow at 9 I have the dentist")
+    assert [m.source_count for m in holding(english, "six months")] == [1]
+    assert holding(english, "tomorrow", "dentist")
+
+
+def test_a_real_restatement_still_reinforces_once() -> None:
+    memories = remember("我吃素的，蛋奶也不碰。", "再强调一遍，我吃素的")
+    assert [m.source_count for m in holding(memories, "吃素")] == [2]
+    english = remember("I'm allergic to sesame.", "reminder I'm allergic to sesame")
+    assert [m.source_count for m in holding(english, "sesame")] == [2]
