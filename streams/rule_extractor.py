@@ -8,6 +8,7 @@ from engram.schemas.memory import Candidate
 
 from .filters import has_decision_signal
 from .rules import Draft, extract_drafts
+from .rules.common import shorten
 
 _SPEAKER_KEYS = ("speaker", "speaker_name")
 
@@ -37,6 +38,16 @@ class RuleExtractor:
 _EMPTY = Extraction((), "rule")
 
 
+def _max_length(field: str) -> int:
+    """The schema's limit on a candidate field, read from the model so the two cannot drift."""
+    return next(m.max_length for m in Candidate.model_fields[field].metadata if getattr(m, "max_length", None))
+
+
+CONTENT_LIMIT = _max_length("content")
+"""A draft longer than a candidate may hold (a turn of one phrase said a thousand times) is cut to fit, at a
+word boundary, rather than failing the turn."""
+
+
 def speaker_of(turn: TurnRecorded) -> str:
     """The speaker's name from the turn's metadata, if the platform sent one."""
     for key in _SPEAKER_KEYS:
@@ -53,7 +64,7 @@ def _candidate(draft: Draft, source: tuple[str, ...], speaker: str) -> Candidate
     return Candidate(
         type=draft.type,
         attribute=draft.attribute,
-        content=draft.content,
+        content=shorten(draft.content, CONTENT_LIMIT),
         confidence=draft.confidence,
         entities=entities,
         keywords=draft.keywords,

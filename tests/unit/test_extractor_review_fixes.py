@@ -70,3 +70,17 @@ def test_a_real_restatement_still_reinforces_once() -> None:
     assert [m.source_count for m in holding(memories, "吃素")] == [2]
     english = remember("I'm allergic to sesame.", "reminder I'm allergic to sesame")
     assert [m.source_count for m in holding(english, "sesame")] == [2]
+
+
+def test_a_very_long_repeated_turn_is_extracted_without_error_and_within_the_content_limit() -> None:
+    from engram.schemas.events import TurnRecorded
+    from engram.streams.extract import ExtractProcessor
+
+    limit = Candidate.model_fields["content"].metadata
+    longest = next(m.max_length for m in limit if getattr(m, "max_length", None))
+    for n, text in enumerate(["remember: " * 1000, "relocated to " * 1100, "I coach in Lisbon " * 600,
+                             "reminder: " * 1000, "moved to " * 1100, "I teach in Boston " * 600]):
+        said = TurnRecorded(event_id=f"long{n}", occurred_at=T0, tenant_id="t", user_id="u", agent_id="a",
+                            session_id="s1", message_id=f"m{n}", role="user", content=text)
+        _, events = ExtractProcessor().process(None, said, ProcessorContext())
+        assert all(len(e.candidate.content) <= longest for e in events if isinstance(e, MemoryProposed))
