@@ -91,8 +91,8 @@ def is_verbatim(content: str) -> bool:
 def restates(new: str, old: str) -> bool:
     """Mechanism (restatement): a verbatim note that holds a note the rules understood whole, or the reverse,
     and says little more, says it again; the comparison drops the parts that differ only in who wrote the note
-    down."""
-    if is_verbatim(new) == is_verbatim(old):  # two readings in the user's words are not one restating the other
+    down. A negator on one side only makes it another statement ("I don't eat pork" / "User eats pork")."""
+    if is_verbatim(new) == is_verbatim(old) or opposite_polarity(new, old):  # two readings in the user's words are not one restating the other
         return False
     a, b = comparable(new), comparable(old)
     shorter, longer = (a, b) if len(a) <= len(b) else (b, a)

@@ -84,3 +84,16 @@ def test_a_very_long_repeated_turn_is_extracted_without_error_and_within_the_con
                             session_id="s1", message_id=f"m{n}", role="user", content=text)
         _, events = ExtractProcessor().process(None, said, ProcessorContext())
         assert all(len(e.candidate.content) <= longest for e in events if isinstance(e, MemoryProposed))
+
+
+def test_a_negated_note_does_not_restate_the_affirmed_one() -> None:
+    from engram.streams.merge_rules import restates
+
+    assert not restates("User said: I don't take the bus or the tram to the office on Mondays",
+                        "User takes the bus or the tram to the office on Mondays")
+    assert not restates("用户说：我不喜欢在周末早上去健身房锻炼", "用户喜欢在周末早上去健身房锻炼")
+    assert not restates("用户说：我没有在周末早上去健身房锻炼", "用户在周末早上去健身房锻炼")
+    assert not restates("User said: I never cycle to the office in the winter months",
+                        "User cycles to the office in the winter months")
+    assert restates("User said: I take the bus or the tram to the office on Mondays",
+                    "User takes the bus or the tram to the office on Mondays")
