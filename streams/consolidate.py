@@ -194,7 +194,8 @@ def _named_correction(state: UserMemories, event: MemoryProposed, ctx: Processor
         notes = (m.memory_id for m in state.memories.values() if parse_correction_note(m.content) is not None)
         same_turn = (m.memory_id for m in state.memories.values()
                      if set(m.source_message_ids) & set(event.candidate.source_message_ids))
-        shaped = latest_shaped(state.memories.values(), new, skip=[*notes, *same_turn])  # an earlier value
+        shaped = latest_shaped(state.memories.values(), new, skip=[*notes, *same_turn],  # an earlier value
+                               session=event.session_id)
         old = shaped[1] if shaped is not None else ""
         target = shaped[0] if shaped is not None else None
     else:

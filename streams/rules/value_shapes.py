@@ -62,16 +62,38 @@ def same_shape_values(text: str, value: str) -> list[str]:
     return [m.group(0) for m in pattern.finditer(text) if _norm(m.group(0)) != _norm(value)]
 
 
-def latest_shaped(memories: Iterable[MemoryRecord], value: str, skip: Iterable[str] = ()) -> tuple[MemoryRecord, str] | None:
-    """The most recently updated user memory holding a value of `value`'s shape (and not `value`), with that
-    value; memories whose id is in `skip` (correction notes) are passed over."""
+RECENT_TURNS = 3
+"""How many of the latest turns that left a memory a correction naming only the new value may reach back to."""
+
+
+def latest_shaped(memories: Iterable[MemoryRecord], value: str, skip: Iterable[str] = (), session: str = ""
+                  ) -> tuple[MemoryRecord, str] | None:
+    """The user memory holding a value of `value`'s shape (and not `value`) that the user stated last, with that
+    value; memories whose id is in `skip` (correction notes) are passed over.
+
+    Mechanism (recent shaped value): "oops, it's 4" corrects what was just said, so the memory must have been
+    created in one of the last `RECENT_TURNS` turns that left a memory - counted in the correction's session
+    when that session holds such a memory, else across sessions - and among those the one created last wins.
+    Creation time, not the last update: a value reinforced later is no more what the user just said.
+    """
     skipped = set(skip)
+    pool = [m for m in memories if not m.type.is_assistant and m.memory_id not in skipped]
+    same_session = [m for m in pool if m.session_id == session]
+    for group in (same_session, pool):
+        found = _latest_recent(group, value)
+        if found is not None:
+            return found
+    return None
+
+
+def _latest_recent(memories: list[MemoryRecord], value: str) -> tuple[MemoryRecord, str] | None:
+    recent = sorted({m.created_at for m in memories}, reverse=True)[:RECENT_TURNS]
     best: tuple[MemoryRecord, str] | None = None
     for memory in memories:
-        if memory.type.is_assistant or memory.memory_id in skipped:
+        if recent and memory.created_at < recent[-1]:
             continue
         found = same_shape_values(memory.content, value)
-        if found and (best is None or (memory.updated_at, memory.memory_id) > (best[0].updated_at, best[0].memory_id)):
+        if found and (best is None or (memory.created_at, memory.memory_id) > (best[0].created_at, best[0].memory_id)):
             best = (memory, found[-1])
     return best
 

@@ -22,12 +22,14 @@ def proposed(n: int, turn_no: int, candidate: Candidate, session: str = "s1") ->
                           candidate=candidate, importance=0.5)
 
 
-def remember(*turns: str, marks: dict[int, tuple[str, ...]] | None = None) -> list[MemoryRecord]:
+def remember(*turns: str | tuple[str, str], marks: dict[int, tuple[str, ...]] | None = None) -> list[MemoryRecord]:
     """The user's active memories after each turn is read by the rules and consolidated, an hour apart;
-    `marks` gives the sensitive domains the extract processor would put on a turn's candidates."""
+    a turn is its text (session s1) or `(session, text)`; `marks` gives the sensitive domains the extract
+    processor would put on a turn's candidates."""
     state: UserMemories | None = None
     n = 0
-    for turn_no, text in enumerate(turns):
+    for turn_no, said in enumerate(turns):
+        session, text = said if isinstance(said, tuple) else ("s1", said)
         for draft in extract_drafts("user", text):
             n += 1
             candidate = Candidate(type=draft.type, attribute=draft.attribute, content=draft.content,
@@ -35,7 +37,7 @@ def remember(*turns: str, marks: dict[int, tuple[str, ...]] | None = None) -> li
                                   entities=draft.entities, keywords=draft.keywords,
                                   source_message_ids=(f"m{turn_no}",),
                                   sensitive=(marks or {}).get(turn_no, ()))
-            state, _ = PROC.process(state, proposed(n, turn_no, candidate), ProcessorContext())
+            state, _ = PROC.process(state, proposed(n, turn_no, candidate, session), ProcessorContext())
     return list(state.memories.values()) if state is not None else []
 
 
@@ -97,3 +99,16 @@ def test_a_negated_note_does_not_restate_the_affirmed_one() -> None:
                         "User cycles to the office in the winter months")
     assert restates("User said: I take the bus or the tram to the office on Mondays",
                     "User takes the bus or the tram to the office on Mondays")
+
+
+def test_a_correction_naming_only_the_value_rewrites_the_value_said_last_in_this_session() -> None:
+    memories = remember("I have 3 cats.", "My desk is in room 12.", ("s2", "reminder: I have 3 cats"),
+                        "oops, sorry, it's 14.")
+    assert holding(memories, "room 14") and not holding(memories, "room 12")
+    assert holding(memories, "3 cats") and not holding(memories, "14 cats")
+
+
+def test_a_correction_naming_only_the_value_finds_nothing_said_many_turns_before() -> None:
+    memories = remember("My desk is in room 12.", "I love hiking in the Alps.", "I work as a nurse.",
+                        "I'm learning Portuguese.", "My sister lives in Porto.", "oops, sorry, it's 14.")
+    assert holding(memories, "room 12") and not holding(memories, "14")
