@@ -112,3 +112,13 @@ def test_a_correction_naming_only_the_value_finds_nothing_said_many_turns_before
     memories = remember("My desk is in room 12.", "I love hiking in the Alps.", "I work as a nurse.",
                         "I'm learning Portuguese.", "My sister lives in Porto.", "oops, sorry, it's 14.")
     assert holding(memories, "room 12") and not holding(memories, "14")
+
+
+def test_talking_about_a_condition_is_no_constraint_on_the_user() -> None:
+    from engram.schemas.memory import MemoryType as T
+
+    for said in ("I'm writing a paper on migraines in teenagers", "I'm giving a talk about asthma next month",
+                 "我在写一篇关于高血压的综述", "我在研究痛风的发病机制"):
+        assert all(d.type is not T.USER_CONSTRAINT for d in extract_drafts("user", said)), said
+    assert any(d.type is T.USER_CONSTRAINT for d in extract_drafts("user", "I've got migraines, so keep screens dim"))
+    assert any(d.type is T.USER_CONSTRAINT for d in extract_drafts("user", "我有高血压，饮食要清淡"))
