@@ -121,3 +121,19 @@ def test_holding_on_is_no_home_and_a_diet_condition_is_food() -> None:
     assert "home" not in domains_of("用户有点怕撑不住") and "home" not in domains_of("用户记住了密码位置")
     assert "home" in domains_of("用户住在滨江") and "home" in domains_of("用户说：我们租住在老城区")
     assert "food" in domains_of("User's son is coeliac") and "food" in domains_of("用户有乳糜泻")
+
+
+@pytest.mark.parametrize("text", [
+    "User just arrived in Lisbon for a conference", "User landed in Seoul for a week of meetings",
+    "User arrived in Madrid on business, flying back on Friday", "用户说：刚到杭州出差，后天回去",
+    "用户说：刚到成都开会", "User's son just arrived in Lisbon",
+])
+def test_a_trip_or_a_relatives_arrival_does_not_take_the_users_home_away(text: str) -> None:
+    records = [_entry("home", "User lives in Ottawa", 0), _entry("later", text, 2)]
+    assert superseded(records) == set()
+    assert not home_claim(text)
+
+
+def test_a_chinese_arrival_names_its_place_without_the_trip() -> None:
+    assert claim_places("用户说：刚到杭州出差，后天回去") == {"杭州"}
+    assert claim_places("用户说：刚到成都开会") == {"成都"}
