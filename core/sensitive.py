@@ -156,8 +156,13 @@ def sensitive_pattern(cues: tuple[str, ...], guarded: tuple[str, ...] = ()) -> r
 
 _SENSITIVE_PATTERNS = {name: sensitive_pattern(cues, GUARDED_CUES.get(name, ()))
                        for name, cues in SENSITIVE_CUES.items()}
-_STATEMENT_END = re.compile(r"(?<=[。！？!?\n])|(?<=[.;；])\s+")
-"""Where one statement of a turn ends: a sentence's end mark (a comma only joins clauses of one statement)."""
+_STATEMENT_END = re.compile(r"(?<=[。！？!?\n])|(?<=[.;；])\s+|(?<=[，,])\s*(?=我|I(?:['’](?:m|ve|d|ll))?\b|[Ww]e\b)")
+"""Where one statement of a turn ends: a sentence's end mark, or a comma before a clause that opens with its
+own subject ("我有焦虑症，我爱吃川菜"); any other comma joins clauses of one statement ("…, so we keep …")."""
+_NOTE_FRAME = re.compile(r"^\s*(?:user(?:['’]s)?(?:\s+said:?)?|用户(?:说[:：]?)?)\s*", re.IGNORECASE)
+"""How an extractor opens a note ("User …", "User said: …", "用户…"): no word of what was said."""
+SHARE_NEEDED = 3
+"""A statement is a note's source when it holds at least one in this many of the note's words."""
 
 
 @registered
@@ -189,14 +194,15 @@ def statements(text: str) -> list[str]:
 @lru_cache(maxsize=65536)
 def statement_sensitivity(source: str, note: str) -> frozenset[str]:
     """The sensitive domains of a note drawn from `source` (a turn): its own, and those of the statements
-    of `source` it was drawn from (the ones that share the most words with it; none shared, none
-    inherited: a note with no word of the turn is no part of any statement of it)."""
+    of `source` it was drawn from (the ones that share the most words with it). When no statement holds
+    enough of the note's words (`SHARE_NEEDED`), the extractor reworded it ("goes to sleep before 10pm" of
+    "bed by ten") and it inherits those of the whole turn: what it came from cannot be told apart."""
     found = sensitive_domains(note)
-    words = set(terms(note))
+    words = set(terms(_NOTE_FRAME.sub("", note)))
     scored = [(len(words.intersection(terms(s))), s) for s in statements(source)]
     best = max((n for n, _ in scored), default=0)
-    if best == 0:
-        return found
+    if best == 0 or best * SHARE_NEEDED < len(words):
+        return found | sensitive_domains(source)
     return found.union(*(sensitive_domains(s) for n, s in scored if n == best))
 
 

@@ -167,3 +167,16 @@ def test_names_and_everyday_senses_of_a_cue_word_are_not_sensitive(text: str) ->
 ])
 def test_the_same_cue_words_still_mark_what_they_state(text: str, domain: str) -> None:
     assert domain in sensitive_domains(text)
+
+
+def test_a_reworded_note_with_no_statement_of_its_own_inherits_the_whole_turn() -> None:
+    source = "I've had panic attacks for years, so I always take the aisle seat near the exit"
+    assert statement_sensitivity(source, "User prefers sitting by the door on planes") == {"mental"}
+    turn_of_two = "My husband is on insulin. We hike every Saturday morning."
+    assert statement_sensitivity(turn_of_two, "User hikes every Saturday morning") == frozenset()
+
+
+def test_a_clause_with_its_own_subject_after_a_comma_is_its_own_statement() -> None:
+    assert statement_sensitivity("我有焦虑症，我最爱吃川菜", "用户最爱吃川菜") == frozenset()
+    assert statement_sensitivity("I'm in recovery, I love salsa dancing", "User loves salsa dancing") == frozenset()
+    assert statement_sensitivity("我有焦虑症，每次开会前都要先深呼吸", "用户每次开会前都要先深呼吸") == {"mental"}
