@@ -19,7 +19,7 @@ from engram.runtime.engine import EmbeddedRuntime
 from engram.schemas.events import MemoryChanged, ProfileChanged
 from engram.schemas.memory import MemoryRecord, MemoryType
 from engram.streams.processor import ProcessorContext
-from engram.streams.profile import ProfileProcessor, UserProfileState
+from engram.streams.profile import LiveEntry, ProfileProcessor, UserProfileState, live_entry, profile_document
 from tests.drivers import turn
 
 T0 = datetime(2026, 5, 1, tzinfo=timezone.utc)
@@ -137,3 +137,24 @@ def test_a_trip_or_a_relatives_arrival_does_not_take_the_users_home_away(text: s
 def test_a_chinese_arrival_names_its_place_without_the_trip() -> None:
     assert claim_places("用户说：刚到杭州出差，后天回去") == {"杭州"}
     assert claim_places("用户说：刚到成都开会") == {"成都"}
+
+
+def _saved_before(record: MemoryRecord, *missing: str) -> LiveEntry:
+    """A live entry as a profile state saved before the fields `missing` were kept loads it."""
+    saved = live_entry(record, 1).model_dump(mode="json")
+    for field in missing:
+        saved.pop(field)
+    saved.pop("moved", None)
+    return LiveEntry.model_validate(saved)
+
+
+def test_a_profile_state_saved_before_the_home_slot_removes_nothing_it_cannot_tell() -> None:
+    older = [_entry("placeless", "User said: the summers here are sticky", 0),
+             _entry("named", "User said: the ferries in Nanaimo are always late", 0)]
+    claim = _entry("claim", "User just arrived in Regina for good", 2)
+    no_places = {r.memory_id: _saved_before(r, "places", "moves_home") for r in [*older, claim]}
+    assert set(profile_document(no_places)) == {"placeless", "named", "claim"}
+    no_moves = {r.memory_id: _saved_before(r, "moves_home") for r in [*older, claim]}
+    assert set(profile_document(no_moves)) == {"placeless", "claim"}, "a claim not known to be a move is a residence"
+    fresh = {r.memory_id: live_entry(r, 1) for r in [*older, claim]}
+    assert set(profile_document(fresh)) == {"claim"}
