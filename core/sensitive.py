@@ -128,6 +128,9 @@ _FAITH_FRAME = re.compile(
 _FAITH_AFTER = re.compile(
     r"(?:s|ism|ity)?\b\s*(?:$|[.,;!?]|(?:faith|church|school|temple|values|community|prayers?|holidays?|festivals?|"
     r"diet|food|vegetarian|fast(?:ing)?|traditions?|beliefs?|family|upbringing|household|rules|monks?|nuns?)\b)")
+_NAME_BEFORE = re.compile(r"(?:\b(?:Mr|Ms|Mrs|Dr|Prof|Miss|Mx)\.?\s+|"
+                          r"(?<![.!?:]\s)(?<!^)\b(?!(?:Orthodox|Evangelical|Protestant|Devout|User)\b)[A-Z][a-z]+\s+)$")
+"""A title or a given name before a capitalised cue ("Dr. Jain", "Priya Jain"): a surname."""
 _FREE_OF = re.compile(r"[a-z]*-?free\b")
 """A cue followed by "-free" says it is absent ("steroid-free beef")."""
 
@@ -182,6 +185,8 @@ def _states(match: re.Match[str], text: str, low: str) -> bool:
     word = match.group(0)
     if word not in NAME_CUES or text[match.start()].islower():
         return True
+    if _NAME_BEFORE.search(text, 0, match.start()):
+        return False
     return bool(_FAITH_FRAME.search(low, 0, match.start()) or _FAITH_AFTER.match(low, match.end()))
 
 
