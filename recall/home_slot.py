@@ -113,7 +113,8 @@ _TRIP = re.compile(
     r"nights|trip|visit|workshop|summit|vacation|holiday|wedding|talk|offsite|retreat|business)\b|"
     r"\bon (?:a |an )?(?:business|work trip|trip|vacation|holiday|layover)\b|\b(?:business|work) trip\b|"
     r"\b(?:back|home|return(?:ing)?|flying back|fly back|heading back|head back) (?:on|next|by|in|tomorrow|tonight)\b|"
-    r"(?:" + _ZH_TRIP_WORDS + r")|(?:今天|明天|后天|下周|周末|过几天|过两天|月底|\d+号)(?:就)?回", re.IGNORECASE)
+    r"出差|(?:到|来|去)[\u4e00-\u9fff]{2,4}?(?:" + _ZH_TRIP_WORDS + r")|"
+    r"(?:今天|明天|后天|下周|周末|过几天|过两天|月底|\d+号)(?:就)?回", re.IGNORECASE)
 """An arrival for a trip: a purpose that ends (a conference, a week of meetings, on business, 出差, 开会,
 旅游) or a stated return ("back on Friday", "明天回去"). One does not live where one is on a trip."""
 _ZH_TRIP_TAIL = re.compile(r"(?:" + _ZH_TRIP_WORDS + r")+$")
@@ -145,11 +146,12 @@ def home_claim(text: str) -> bool:
     if is_move(text) or _PURCHASE.search(text):
         return True
     places = claim_places(text)
-    if not places or _of_a_relative(text):
+    if not places:
         return False
-    if ARRIVAL.search(text):
-        return not is_trip(text)
-    return bool(_LIVES.search(text) or (_BASED_NOW.search(text) and _NOW.search(text)))
+    arrival = ARRIVAL.search(text)
+    if arrival:  # who arrived is said before the arrival ("User's daughter just arrived in …")
+        return not _of_a_relative(text[:arrival.start()]) and not is_trip(text)
+    return not _of_a_relative(text) and bool(_LIVES.search(text) or (_BASED_NOW.search(text) and _NOW.search(text)))
 
 
 def about_where(text: str) -> bool:

@@ -126,7 +126,7 @@ def test_holding_on_is_no_home_and_a_diet_condition_is_food() -> None:
 @pytest.mark.parametrize("text", [
     "User just arrived in Lisbon for a conference", "User landed in Seoul for a week of meetings",
     "User arrived in Madrid on business, flying back on Friday", "用户说：刚到杭州出差，后天回去",
-    "用户说：刚到成都开会", "User's son just arrived in Lisbon",
+    "用户说：刚到成都开会", "用户说：刚到厦门玩几天", "User's son just arrived in Lisbon",
 ])
 def test_a_trip_or_a_relatives_arrival_does_not_take_the_users_home_away(text: str) -> None:
     records = [_entry("home", "User lives in Ottawa", 0), _entry("later", text, 2)]
@@ -158,3 +158,7 @@ def test_a_profile_state_saved_before_the_home_slot_removes_nothing_it_cannot_te
     assert set(profile_document(no_moves)) == {"placeless", "claim"}, "a claim not known to be a move is a residence"
     fresh = {r.memory_id: live_entry(r, 1) for r in [*older, claim]}
     assert set(profile_document(fresh)) == {"claim"}
+
+
+def test_a_move_with_a_pastime_said_beside_it_is_still_a_claim() -> None:
+    assert home_claim("用户说：来苏州工作了，周末带孩子出去玩")
