@@ -21,20 +21,21 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from .domains import cue_pattern
 from .text import terms
 from .text_caches import registered
 
 SENSITIVE_CUES: dict[str, tuple[str, ...]] = {
     "health": (
-        "diabet", "cancer", "hiv", "asthma", "epilep", "chronic", "disorder", "diagnos", "injur", "hurt my",
+        "diabet", "cancer", "hiv", "asthma", "epilep", "chronic$", "chronically", "disorder", "diagnosed with",
+        "diagnosed as", "was diagnosed", "been diagnosed", "got diagnosed", "diagnosis$", "injur", "hurt my",
         "surgery", "pregnan", "miscarr", "baby is due", "due date", "ivf", "disab", "knee", "back pain", "blood pressure",
-        "heart condition", "trimester", "expecting a baby", "fertility", "chemo", "dialysis", "arthritis", "crohn",
-        "colitis", "multiple sclerosis", "parkinson", "dementia", "alzheimer", "seizure", "thyroid",
+        "heart condition", "first trimester", "second trimester", "third trimester", "expecting a baby", "fertility", "chemo", "dialysis", "arthritis", "crohn",
+        "colitis", "multiple sclerosis", "parkinson", "dementia", "alzheimer", "seizures$", "had a seizure",
+        "have a seizure", "having a seizure", "thyroid",
         # medications of long-term conditions, by class and common name
         "metformin", "insulin", "statin$", "statins$", "atorvastatin", "lisinopril", "amlodipine", "levothyroxine", "warfarin",
         "blood thinner", "inhaler", "steroid", "prednisone", "methotrexate", "immunosuppress",
-        "糖尿病", "癌", "艾滋", "哮喘", "癫痫", "慢性", "确诊", "诊断", "受伤", "伤了", "手术", "孕", "宝宝出生", "预产期",
+        "糖尿病", "癌", "艾滋", "哮喘", "癫痫", "确诊", "受伤", "手术", "宝宝出生", "预产期",
         "流产", "残疾", "膝盖", "腰伤", "腰疼", "高血压", "心脏病", "关节炎", "椎间盘", "腰椎", "痛风", "甲亢", "甲减", "中风",
         "化疗", "透析", "产检", "二甲双胍", "胰岛素", "降压药", "降糖药", "他汀",
     ),
@@ -60,12 +61,12 @@ SENSITIVE_CUES: dict[str, tuple[str, ...]] = {
         "戒酒", "戒毒", "戒赌", "成瘾", "复吸", "酒瘾", "赌瘾", "匿名戒酒",
     ),
     "religion": (
-        "religio", "church", "mosque", "synagogue", "muslim", "christian", "catholic", "jewish", "hindu",
+        "religio", "church$", "churches$", "churchgo", "mosque", "synagogue", "muslim", "christian", "catholic", "jewish", "hindu",
         "buddhis", "atheis", "ramadan", "pray", "halal", "kosher", "shabbat", "sabbath", "kiddush", "passover",
         "yom kippur", "eid$", "iftar", "rabbi", "imam", "pastor", "priest", "bible", "quran", "koran", "torah",
-        "hijab", "mormon", "sikh", "gurdwara", "jain", "worship",
+        "hijab", "mormon", "sikh", "gurdwara", "jain", "jainism", "worship",
         "宗教", "教会", "教堂", "清真", "穆斯林", "基督", "天主教", "佛教", "信佛", "信教", "信主", "受洗", "无神论", "斋月",
-        "斋戒", "开斋", "吃斋", "封斋", "做礼拜", "主日", "祈祷", "祷告", "念经", "古尔邦", "回族", "维吾尔", "维族",
+        "斋戒", "开斋", "吃斋", "封斋", "做礼拜", "主日", "祈祷", "祷告", "古尔邦", "回族", "维吾尔", "维族",
         "哈萨克族", "东乡族", "撒拉族", "犹太",
     ),
     "sexuality": (
@@ -74,9 +75,10 @@ SENSITIVE_CUES: dict[str, tuple[str, ...]] = {
         "同性恋", "双性恋", "性取向", "跨性别", "出柜", "同性伴侣",
     ),
     "money": (
-        "debt", "owe", "loan", "bankrupt", "overdraft", "credit card bill", "in the red", "collections", "maxed out",
+        "debt", "owe", "owing$", "loan", "bankrupt", "overdraft", "credit card bill", "in the red", "to collections",
+        "in collections", "collection agency", "collections agency", "debt collector", "maxed out",
         "payday loan", "arrears", "behind on payments", "behind on rent", "repayment",
-        "负债", "欠债", "欠款", "欠了", "欠钱", "贷款", "破产", "网贷", "还债", "还款", "花呗", "借呗", "白条", "逾期", "催收",
+        "负债", "欠债", "欠款", "欠钱", "贷款", "破产", "网贷", "还债", "还款", "花呗", "借呗", "白条", "催收",
         "信用卡账单", "套现",
     ),
 }
@@ -102,9 +104,68 @@ and a standing meeting of any of them is nobody's plan of the week)."""
 GATE_GENERIC = frozenset({"communication"})
 """What no sensitive fact is shown for: every request asks for an answer."""
 
-_SENSITIVE_PATTERNS = {name: cue_pattern(cues) for name, cues in SENSITIVE_CUES.items()}
-_STATEMENT_END = re.compile(r"(?<=[。！？!?\n])|(?<=[.;；])\s+")
-"""Where one statement of a turn ends: a sentence's end mark (a comma only joins clauses of one statement)."""
+GUARDED_CUES: dict[str, tuple[str, ...]] = {
+    "health": (r"慢性(?!子)", r"被?诊断(?:出|为|结果|书|证明)|被诊断", r"伤了(?!和气|感情|面子|自尊|心)", r"孕(?!育)"),
+    "religion": (r"(?:佛|寺|庙|菩萨|佛堂|经书)[^。！？]{0,8}念经|念经[^。！？]{0,8}(?:佛|寺|庙|菩萨)",),
+    "money": (r"欠了(?![^，。！？,]{0,6}(?:人情|情|觉))",
+              r"(?:还款|账单|信用卡|贷款|房贷|车贷|网贷|花呗|借呗|白条)[^。！？]{0,10}逾期|逾期[^。！？]{0,4}(?:还款|未还|账单|罚息)"),
+}
+"""Chinese cues that are also everyday words, as patterns with the context that makes them the fact: 慢性
+not 慢性子 (a slow temper), 诊断 of a finding not 诊断一下这个bug, 伤了 not 伤了和气, 孕 not 孕育 (to breed
+an idea), 欠了 not 欠了…人情 (a favour owed), 逾期 of a bill or a loan not of a project, 念经 at a temple not
+a nag's "念经"."""
+
+SHORT_STEM = 4
+"""A Latin cue this short or shorter is a whole word with its inflections ("owe", "owes", "owed"; not
+"Owen"; "hiv" not "hive"): a short stem starts too many other words."""
+_INFLECTION = r"(?:s|ed|d|ing|ers?|ors?)?"
+NAME_CUES = frozenset({"christian", "jain"})
+"""Cue words that are also people's names: capitalised outside a phrase of faith ("a devout Christian",
+"Jain food", "I'm Christian"), they name someone ("my teammate Christian", "Dr. Jain")."""
+_FAITH_FRAME = re.compile(
+    r"(?:\b(?:a|an|am|i'm|im|is|are|was|were|as|devout|practi[cs]ing|born-again|being|raised|up|became|converted "
+    r"to)\s+)$")
+_FAITH_AFTER = re.compile(
+    r"(?:s|ism|ity)?\b\s*(?:$|[.,;!?]|(?:faith|church|school|temple|values|community|prayers?|holidays?|festivals?|"
+    r"diet|food|vegetarian|fast(?:ing)?|traditions?|beliefs?|family|upbringing|household|rules|monks?|nuns?)\b)")
+_NAME_BEFORE = re.compile(r"(?:\b(?:Mr|Ms|Mrs|Dr|Prof|Miss|Mx)\.?\s+|"
+                          r"(?<![.!?:]\s)(?<!^)\b(?!(?:Orthodox|Evangelical|Protestant|Devout|User)\b)[A-Z][a-z]+\s+)$")
+"""A title or a given name before a capitalised cue ("Dr. Jain", "Priya Jain"): a surname."""
+_FREE_OF = re.compile(r"[a-z]*-?free\b")
+"""A cue followed by "-free" says it is absent ("steroid-free beef")."""
+
+
+def _latin_cue(cue: str) -> str:
+    if cue.endswith("$"):
+        return re.escape(cue[:-1]) + r"(?![a-z])"
+    if len(cue) <= SHORT_STEM and cue.isalpha():
+        return re.escape(cue) + _INFLECTION + r"(?![a-z])"
+    return re.escape(cue)
+
+
+def sensitive_pattern(cues: tuple[str, ...], guarded: tuple[str, ...] = ()) -> re.Pattern[str]:
+    """One domain's cues as one pattern (on lower-cased text): a Latin cue starts a word, "cue$" is a whole
+    word, a short stem (`SHORT_STEM`) a whole word with its inflections; other cues anywhere, with the
+    `GUARDED_CUES` patterns as they are."""
+    latin = sorted((c for c in cues if c.isascii()), key=len, reverse=True)
+    other = sorted((c for c in cues if not c.isascii()), key=len, reverse=True)
+    parts = []
+    if latin:
+        parts.append(r"(?<![a-z0-9])(?:" + "|".join(_latin_cue(c) for c in latin) + ")")
+    if other or guarded:
+        parts.append("(?:" + "|".join([*(re.escape(c) for c in other), *guarded]) + ")")
+    return re.compile("|".join(parts))
+
+
+_SENSITIVE_PATTERNS = {name: sensitive_pattern(cues, GUARDED_CUES.get(name, ()))
+                       for name, cues in SENSITIVE_CUES.items()}
+_STATEMENT_END = re.compile(r"(?<=[。！？!?\n])|(?<=[.;；])\s+|(?<=[，,])\s*(?=我|I(?:['’](?:m|ve|d|ll))?\b|[Ww]e\b)")
+"""Where one statement of a turn ends: a sentence's end mark, or a comma before a clause that opens with its
+own subject ("我有焦虑症，我爱吃川菜"); any other comma joins clauses of one statement ("…, so we keep …")."""
+_NOTE_FRAME = re.compile(r"^\s*(?:user(?:['’]s)?(?:\s+said:?)?|用户(?:说[:：]?)?)\s*", re.IGNORECASE)
+"""How an extractor opens a note ("User …", "User said: …", "用户…"): no word of what was said."""
+SHARE_NEEDED = 3
+"""A statement is a note's source when it holds at least one in this many of the note's words."""
 
 
 @registered
@@ -112,7 +173,21 @@ _STATEMENT_END = re.compile(r"(?<=[。！？!?\n])|(?<=[.;；])\s+")
 def sensitive_domains(text: str) -> frozenset[str]:
     """The sensitive domains `text` states a fact of (empty: not sensitive)."""
     low = text.lower()
-    return frozenset(name for name, pattern in _SENSITIVE_PATTERNS.items() if pattern.search(low))
+    return frozenset(name for name, pattern in _SENSITIVE_PATTERNS.items()
+                     if any(_states(m, text, low) for m in pattern.finditer(low)))
+
+
+def _states(match: re.Match[str], text: str, low: str) -> bool:
+    """Whether a cue's match states the fact: not "<cue>-free", and a cue that is also a name
+    (`NAME_CUES`) written lower-case or in a phrase of faith."""
+    if _FREE_OF.match(low, match.end()):
+        return False
+    word = match.group(0)
+    if word not in NAME_CUES or text[match.start()].islower():
+        return True
+    if _NAME_BEFORE.search(text, 0, match.start()):
+        return False
+    return bool(_FAITH_FRAME.search(low, 0, match.start()) or _FAITH_AFTER.match(low, match.end()))
 
 
 def statements(text: str) -> list[str]:
@@ -124,14 +199,15 @@ def statements(text: str) -> list[str]:
 @lru_cache(maxsize=65536)
 def statement_sensitivity(source: str, note: str) -> frozenset[str]:
     """The sensitive domains of a note drawn from `source` (a turn): its own, and those of the statements
-    of `source` it was drawn from (the ones that share the most words with it; none shared, none
-    inherited: a note with no word of the turn is no part of any statement of it)."""
+    of `source` it was drawn from (the ones that share the most words with it). When no statement holds
+    enough of the note's words (`SHARE_NEEDED`), the extractor reworded it ("goes to sleep before 10pm" of
+    "bed by ten") and it inherits those of the whole turn: what it came from cannot be told apart."""
     found = sensitive_domains(note)
-    words = set(terms(note))
+    words = set(terms(_NOTE_FRAME.sub("", note)))
     scored = [(len(words.intersection(terms(s))), s) for s in statements(source)]
     best = max((n for n, _ in scored), default=0)
-    if best == 0:
-        return found
+    if best == 0 or best * SHARE_NEEDED < len(words):
+        return found | sensitive_domains(source)
     return found.union(*(sensitive_domains(s) for n, s in scored if n == best))
 
 

@@ -8,7 +8,9 @@ Vancouver" leaves once "just arrived in Toronto" is said, "Toronto winters are l
 (`moved_here`: a move, an arrival, a home bought) also takes out the older such entries that name no place
 ("winters here are endless"); a residence merely restated ("lives in …") does not. A claim that names no
 place ("we moved house") takes out all of them. Where a relative lives is no claim on the user's home, an
-entry about a relative is not the user's home, and where the user comes from is not where they live.
+entry about a relative is not the user's home, and where the user comes from is not where they live. An
+arrival for a trip (a purpose that ends: a conference, a week of meetings, on business, 出差; or a stated
+return: "back on Friday", "明天回") is no change of home either.
 """
 
 from __future__ import annotations
@@ -80,9 +82,11 @@ def _home_destination(words: list[str]) -> bool:
 _PLACE_AFTER = re.compile(r"(?<![A-Za-z])(?:to|in|into|out of|at|near)\s+(?:(?:the|our|my|their|his|her)\s+)?"
                           r"(?!(?:" + NOT_PLACES + r")\b)([A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?)")
 """A capitalised name after a preposition of place ("to Cardiff", "out of the Lagos office")."""
+_ZH_TRIP_WORDS = r"出差|开会|旅游|旅行|度假|参会|培训|玩|办事|见客户|探亲"
+"""What one goes somewhere for without living there: a business trip, a meeting, a holiday, a visit."""
 _ZH_PLACE = re.compile(
     r"(?:刚到|刚来|初来|初到|来到|到了|搬到了?|搬来|搬去|搬回|住在|定居在?|落户|调到|来)([\u4e00-\u9fff]{2,4}?)"
-    r"(?=[,，。.!！?？;；\s~]|了|啦|工作|上班|读书|上学|生活|定居|发展|这边|那边|之后|以后|的|$)")
+    r"(?=[,，。.!！?？;；\s~]|了|啦|工作|上班|读书|上学|生活|定居|发展|这边|那边|之后|以后|的|" + _ZH_TRIP_WORDS + r"|$)")
 """The place after a Chinese verb of arrival or residence ("刚到西安，", "搬来青岛了", "来苏州工作了")."""
 _NOT_ZH_PLACE = re.compile(r"^(?:公司|单位|学校|家|机场|医院|办公室|这|那|酒店|工位|楼|门口|现场|地方|国外|外地|老家|一|几|新)")
 """What follows an arrival without being a place one lives in (the office, home, the airport, "here")."""
@@ -104,10 +108,24 @@ _ORIGIN = re.compile(r"\b(?:originally|grew up|born|hometown|raised)\b|长大|�
 _NAMED_IN = re.compile(r"(?<![A-Za-z])(?:in|based in|out of|here in|around) (?!(?:" + NOT_PLACES + r")\b)([A-Z][a-z]+)")
 
 
+_TRIP = re.compile(
+    r"\bfor (?:a |an |the |two |three |a few |a couple of |one |this )?(?:conferences?|meetings?|weeks?|weekend|days|"
+    r"nights|trip|visit|workshop|summit|vacation|holiday|wedding|talk|offsite|retreat|business)\b|"
+    r"\bon (?:a |an )?(?:business|work trip|trip|vacation|holiday|layover)\b|\b(?:business|work) trip\b|"
+    r"\b(?:back|home|return(?:ing)?|flying back|fly back|heading back|head back) (?:on|next|by|in|tomorrow|tonight)\b|"
+    r"出差|(?:到|来|去)[\u4e00-\u9fff]{2,4}?(?:" + _ZH_TRIP_WORDS + r")|"
+    r"(?:今天|明天|后天|下周|周末|过几天|过两天|月底|\d+号)(?:就)?回", re.IGNORECASE)
+"""An arrival for a trip: a purpose that ends (a conference, a week of meetings, on business, 出差, 开会,
+旅游) or a stated return ("back on Friday", "明天回去"). One does not live where one is on a trip."""
+_ZH_TRIP_TAIL = re.compile(r"(?:" + _ZH_TRIP_WORDS + r")+$")
+
+
 def claim_places(text: str) -> frozenset[str]:
-    """The places a claim names as where the user now is (`_PLACE_AFTER`, `_ZH_PLACE`)."""
+    """The places a claim names as where the user now is (`_PLACE_AFTER`, `_ZH_PLACE`, a Chinese place
+    without the trip said after it: "上海" of "刚到上海出差")."""
     found = {m.group(1) for m in _PLACE_AFTER.finditer(text)}
-    found |= {p for p in _ZH_PLACE.findall(text) if not _NOT_ZH_PLACE.match(p)}
+    zh = (_ZH_TRIP_TAIL.sub("", p) for p in _ZH_PLACE.findall(text))
+    found |= {p for p in zh if len(p) >= 2 and not _NOT_ZH_PLACE.match(p)}
     return frozenset(found)
 
 
@@ -115,18 +133,24 @@ def _of_a_relative(text: str) -> bool:
     return "family" in cue_domains(text)
 
 
+def is_trip(text: str) -> bool:
+    """Whether `text` tells of a stay with a purpose that ends or a stated return (`_TRIP`)."""
+    return bool(_TRIP.search(text))
+
+
 def home_claim(text: str) -> bool:
-    """Whether `text` says where the user lives now: a move of residence (`is_move`), a home bought, an
-    arrival with its place (`core.domains.ARRIVAL`: "arrived at the office", "刚到公司" name none), or, said
-    of the user and not of a relative, that they live or are based somewhere with its place ("lives in
+    """Whether `text` says where the user lives now: a move of residence (`is_move`), a home bought, or,
+    said of the user and not of a relative, an arrival with its place that is no trip (`core.domains.ARRIVAL`:
+    "arrived at the office", "刚到公司" name none; `is_trip`: "for a conference", "出差"), or that they live or are based somewhere with its place ("lives in
     Valparaiso", "based out of the Lagos office now")."""
     if is_move(text) or _PURCHASE.search(text):
         return True
     places = claim_places(text)
     if not places:
         return False
-    if ARRIVAL.search(text):
-        return True
+    arrival = ARRIVAL.search(text)
+    if arrival:  # who arrived is said before the arrival ("User's daughter just arrived in …")
+        return not _of_a_relative(text[:arrival.start()]) and not is_trip(text)
     return not _of_a_relative(text) and bool(_LIVES.search(text) or (_BASED_NOW.search(text) and _NOW.search(text)))
 
 
@@ -150,4 +174,4 @@ def named_places(text: str) -> frozenset[str]:
 def moved_here(text: str) -> bool:
     """A claim that is a change of home (a move, an arrival, a home bought), not a residence restated: it
     takes out even the older entries about where the user lives that name no place."""
-    return bool(is_move(text) or _PURCHASE.search(text) or (ARRIVAL.search(text) and claim_places(text)))
+    return home_claim(text) and bool(is_move(text) or _PURCHASE.search(text) or ARRIVAL.search(text))

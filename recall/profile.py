@@ -85,14 +85,15 @@ Marks = tuple[tuple[bool, bool, bool], ...]
 
 class Marked(NamedTuple):
     """What supersession reads of one entry: its id, creation time, `supersession_marks`, `subject_keys`,
-    `place_keys`, and whether it tells of a change of home (`home_slot.moved_here`)."""
+    `place_keys` (None: not known, the entry was kept before its places were), and whether it tells of a
+    change of home (`home_slot.moved_here`)."""
 
     memory_id: str
     created: datetime
     marks: Marks
     subject: frozenset[str]
-    places: frozenset[str] = frozenset()
-    moved: bool = True
+    places: frozenset[str] | None = frozenset()
+    moves_home: bool = False
 
 
 @registered
@@ -160,12 +161,15 @@ def superseded_marked(entries: Sequence[Marked]) -> set[str]:
 def _slot_superseded(n: int, entries: Sequence[Marked], latest: datetime, newest: list[Marked]) -> set[str]:
     """The entries the newest claims on a one-value slot replace: the older ones of the slot, claims
     included, that name a place the newest claims do not; when one of those is a change of home, also
-    those that name none; when they name no place themselves, all of them."""
-    places = frozenset().union(*(e.places for e in newest))
-    moved = any(e.moved for e in newest)
+    those that name none; when they name no place themselves, all of them; when their places were not
+    kept (a state saved before), none."""
+    if any(e.places is None for e in newest):
+        return set()  # where the newest claim is was not kept: nothing can be told to be elsewhere
+    places: frozenset[str] = frozenset().union(*(e.places for e in newest if e.places is not None))
+    moves_home = any(e.moves_home for e in newest)
     return {e.memory_id for e in entries
             if e.created < latest and (e.marks[n][1] or e.marks[n][0]) and e.marks[n][2]
-            and (not places or (not places & e.subject and (moved or bool(e.places))))}
+            and (not places or (not places & e.subject and (moves_home or bool(e.places))))}
 
 
 def _shares_subject(created: datetime, subject: frozenset[str],

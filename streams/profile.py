@@ -36,8 +36,11 @@ class LiveEntry(BaseModel):
     created_at: datetime
     marks: Marks
     subject: frozenset[str] = frozenset()
-    places: frozenset[str] = frozenset()
-    moved: bool = True
+    places: frozenset[str] | None = None
+    """The places the entry names (`place_keys`); None in a state saved before they were kept."""
+    moves_home: bool = False
+    """Whether the entry tells of a change of home (`moved_here`); False in a state saved before it was kept,
+    so such a claim counts as a residence restated and takes out only entries naming another place."""
     domains: tuple[str, ...]
     sensitive: tuple[str, ...]
     pinned: bool
@@ -55,7 +58,8 @@ class UserProfileState(BaseModel):
 
 def live_entry(record: MemoryRecord, revision: int) -> LiveEntry:
     return LiveEntry(slot=record.slot, created_at=record.created_at, marks=supersession_marks(record.content),
-                     subject=subject_keys(record.content), places=place_keys(record.content), moved=moved_here(record.content),
+                     subject=subject_keys(record.content), places=place_keys(record.content),
+                     moves_home=moved_here(record.content),
                      domains=tuple(sorted(domains_of(record.content))),
                      sensitive=tuple(sorted(sensitive_domains(record.content).union(record.sensitive))), pinned=record.pinned,
                      conflict_with=record.conflict_with, revision=revision)
@@ -66,7 +70,7 @@ def profile_document(live: dict[str, LiveEntry],
     """The entries of the profile: the live ones no later change supersedes, with their conflict marks
     (another live entry of the same single-valued slot, or a conflict consolidation recorded between two
     entries). An entry equal to its `previous` one is that object again."""
-    gone = superseded_marked([Marked(memory_id, e.created_at, e.marks, e.subject, e.places, e.moved)
+    gone = superseded_marked([Marked(memory_id, e.created_at, e.marks, e.subject, e.places, e.moves_home)
                               for memory_id, e in live.items()])
     kept = {memory_id: e for memory_id, e in live.items() if memory_id not in gone}
     by_slot: dict[str, list[str]] = {}

@@ -35,7 +35,8 @@ def test_the_extraction_mark_is_kept_and_gates_the_same_on_every_store(store: Me
     store.flush()
     kept = store.get_memory("t", "u", "bed")
     assert kept is not None and kept.sensitive == ("mental",)
-    assert {r.memory_id: r.sensitive for r in store.persona_memories("t", "u")}.get("bed", ("mental",)) == ("mental",)
+    persona = {r.memory_id: r.sensitive for r in store.persona_memories("t", "u")}
+    assert "bed" in persona and persona["bed"] == ("mental",)
     resume = _recall(store, "Write a short bio for my teaching portfolio")
     assert "chemistry" in resume and "bedtime" not in resume
     assert "bedtime" in _recall(store, "I feel low and anxious lately, how do I cope?")

@@ -19,7 +19,7 @@ from engram.runtime.engine import EmbeddedRuntime
 from engram.schemas.events import MemoryChanged, ProfileChanged
 from engram.schemas.memory import MemoryRecord, MemoryType
 from engram.streams.processor import ProcessorContext
-from engram.streams.profile import ProfileProcessor, UserProfileState
+from engram.streams.profile import LiveEntry, ProfileProcessor, UserProfileState, live_entry, profile_document
 from tests.drivers import turn
 
 T0 = datetime(2026, 5, 1, tzinfo=timezone.utc)
@@ -121,3 +121,44 @@ def test_holding_on_is_no_home_and_a_diet_condition_is_food() -> None:
     assert "home" not in domains_of("用户有点怕撑不住") and "home" not in domains_of("用户记住了密码位置")
     assert "home" in domains_of("用户住在滨江") and "home" in domains_of("用户说：我们租住在老城区")
     assert "food" in domains_of("User's son is coeliac") and "food" in domains_of("用户有乳糜泻")
+
+
+@pytest.mark.parametrize("text", [
+    "User just arrived in Lisbon for a conference", "User landed in Seoul for a week of meetings",
+    "User arrived in Madrid on business, flying back on Friday", "用户说：刚到杭州出差，后天回去",
+    "用户说：刚到成都开会", "用户说：刚到厦门玩几天", "User's son just arrived in Lisbon",
+])
+def test_a_trip_or_a_relatives_arrival_does_not_take_the_users_home_away(text: str) -> None:
+    records = [_entry("home", "User lives in Ottawa", 0), _entry("later", text, 2)]
+    assert superseded(records) == set()
+    assert not home_claim(text)
+
+
+def test_a_chinese_arrival_names_its_place_without_the_trip() -> None:
+    assert claim_places("用户说：刚到杭州出差，后天回去") == {"杭州"}
+    assert claim_places("用户说：刚到成都开会") == {"成都"}
+
+
+def _saved_before(record: MemoryRecord, *missing: str) -> LiveEntry:
+    """A live entry as a profile state saved before the fields `missing` were kept loads it."""
+    saved = live_entry(record, 1).model_dump(mode="json")
+    for field in missing:
+        saved.pop(field)
+    saved.pop("moved", None)
+    return LiveEntry.model_validate(saved)
+
+
+def test_a_profile_state_saved_before_the_home_slot_removes_nothing_it_cannot_tell() -> None:
+    older = [_entry("placeless", "User said: the summers here are sticky", 0),
+             _entry("named", "User said: the ferries in Nanaimo are always late", 0)]
+    claim = _entry("claim", "User just arrived in Regina for good", 2)
+    no_places = {r.memory_id: _saved_before(r, "places", "moves_home") for r in [*older, claim]}
+    assert set(profile_document(no_places)) == {"placeless", "named", "claim"}
+    no_moves = {r.memory_id: _saved_before(r, "moves_home") for r in [*older, claim]}
+    assert set(profile_document(no_moves)) == {"placeless", "claim"}, "a claim not known to be a move is a residence"
+    fresh = {r.memory_id: live_entry(r, 1) for r in [*older, claim]}
+    assert set(profile_document(fresh)) == {"claim"}
+
+
+def test_a_move_with_a_pastime_said_beside_it_is_still_a_claim() -> None:
+    assert home_claim("用户说：来苏州工作了，周末带孩子出去玩")

@@ -137,3 +137,48 @@ def test_who_the_user_is_is_judged_by_its_own_words_not_by_the_condition_told_be
                                   "用户今天精神不错", "用户说：我自闭了，方案又被打回来"])
 def test_words_that_only_look_like_a_condition_or_a_faith_are_not_sensitive(text: str) -> None:
     assert sensitive_domains(text) == frozenset()
+
+
+@pytest.mark.parametrize("text", [
+    "User is pairing with Owen on the parser", "User is reading a Churchill biography on the train",
+    "User's teammate Christian reviews the pull requests", "User keeps a bee hive on the balcony",
+    "User subscribes to the Houston Chronicle", "User has to diagnose why the nightly build hangs",
+    "User catalogues the museum's collections", "User's advisor is Dr. Jain from physics",
+    "User had lunch with Priya Jain", "User wrote a thank-you card to Mrs. Jain",
+    "User only buys steroid-free beef", "User wrote about the customs seizure of counterfeit sneakers",
+    "User's college runs on a trimester system",
+    "用户说：这个项目逾期一周了", "用户说：老板又开始念经了", "用户是个慢性子", "用户说：帮我诊断一下这个报错",
+    "用户说：我欠了老同学一个人情", "用户说：为这点小事伤了和气不值得", "用户说：团队正在孕育一款新产品",
+])
+def test_names_and_everyday_senses_of_a_cue_word_are_not_sensitive(text: str) -> None:
+    assert sensitive_domains(text) == frozenset()
+
+
+@pytest.mark.parametrize(("text", "domain"), [
+    ("User owes her landlord two months of rent", "money"), ("User's account went to collections", "money"),
+    ("User owed money to a payday lender", "money"), ("User is HIV positive", "health"),
+    ("User goes to church on Sundays", "religion"), ("User is a devout Christian", "religion"),
+    ("User grew up Jain and avoids root vegetables", "religion"), ("User's family is Orthodox Christian", "religion"),
+    ("User is Jain.", "religion"), ("User has chronic migraines", "health"),
+    ("User was diagnosed with lupus", "health"), ("User is tapering off steroids", "health"),
+    ("User had a seizure at work last month", "health"), ("User is in her second trimester", "health"),
+    ("User prays before every meal", "religion"),
+    ("用户的信用卡账单逾期了", "money"), ("用户每天去寺里念经", "religion"), ("用户有慢性胃炎", "health"),
+    ("用户被诊断出甲状腺结节", "health"), ("用户欠了银行十万", "money"), ("用户打球伤了膝盖", "health"),
+    ("用户怀孕五个月了", "health"),
+])
+def test_the_same_cue_words_still_mark_what_they_state(text: str, domain: str) -> None:
+    assert domain in sensitive_domains(text)
+
+
+def test_a_reworded_note_with_no_statement_of_its_own_inherits_the_whole_turn() -> None:
+    source = "I've had panic attacks for years, so I always take the aisle seat near the exit"
+    assert statement_sensitivity(source, "User prefers sitting by the door on planes") == {"mental"}
+    turn_of_two = "My husband is on insulin. We hike every Saturday morning."
+    assert statement_sensitivity(turn_of_two, "User hikes every Saturday morning") == frozenset()
+
+
+def test_a_clause_with_its_own_subject_after_a_comma_is_its_own_statement() -> None:
+    assert statement_sensitivity("我有焦虑症，我最爱吃川菜", "用户最爱吃川菜") == frozenset()
+    assert statement_sensitivity("I'm in recovery, I love salsa dancing", "User loves salsa dancing") == frozenset()
+    assert statement_sensitivity("我有焦虑症，每次开会前都要先深呼吸", "用户每次开会前都要先深呼吸") == {"mental"}
