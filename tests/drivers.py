@@ -15,7 +15,7 @@ from engram.runtime.engine import EmbeddedRuntime, IngestReport
 from engram.schemas.base import Event
 from engram.schemas.events import SummarySnapshotted
 from engram.schemas.inputs import TurnInput
-from engram.schemas.memory import MemoryRecord
+from engram.schemas.memory import MemoryRecord, MemoryType
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 _counter = itertools.count(1)
@@ -91,3 +91,12 @@ class EmbeddedDriver(StoreReads):
 
     def close(self) -> None:
         self.runtime.close()
+
+
+def profile_fact(memory_id: str, content: str, day: int, layer: str = "L3",
+                 start: datetime = datetime(2026, 1, 1, tzinfo=timezone.utc)) -> MemoryRecord:
+    """A user fact made `day` days after `start`, in `layer` (the standing profile's by default)."""
+    when = start + timedelta(days=day)
+    return MemoryRecord(memory_id=memory_id, tenant_id="t", user_id="u", type=MemoryType.USER_FACT,
+                        slot="user_fact", layer=layer, content=content, confidence=0.8, importance=0.5,  # type: ignore[arg-type]
+                        created_at=when, updated_at=when, last_seen_at=when)

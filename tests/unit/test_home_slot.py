@@ -17,19 +17,16 @@ from engram.recall.service import RecallRequest
 from engram.runtime.context import default_context
 from engram.runtime.engine import EmbeddedRuntime
 from engram.schemas.events import MemoryChanged, ProfileChanged
-from engram.schemas.memory import MemoryRecord, MemoryType
+from engram.schemas.memory import MemoryRecord
 from engram.streams.processor import ProcessorContext
 from engram.streams.profile import LiveEntry, ProfileProcessor, UserProfileState, live_entry, profile_document
-from tests.drivers import turn
+from tests.drivers import profile_fact, turn
 
 T0 = datetime(2026, 5, 1, tzinfo=timezone.utc)
 
 
 def _entry(memory_id: str, content: str, day: int, layer: str = "L3") -> MemoryRecord:
-    when = T0 + timedelta(days=day)
-    return MemoryRecord(memory_id=memory_id, tenant_id="t", user_id="u", type=MemoryType.USER_FACT,
-                        slot="user_fact", layer=layer, content=content, confidence=0.8, importance=0.5,  # type: ignore[arg-type]
-                        created_at=when, updated_at=when, last_seen_at=when)
+    return profile_fact(memory_id, content, day, layer, T0)
 
 
 @pytest.mark.parametrize("text", [

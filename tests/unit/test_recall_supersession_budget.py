@@ -3,23 +3,21 @@ of diet), and an item the budget strips of its quotes explains only what the con
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 import pytest
 
 from engram.recall.budget import pack
 from engram.recall.context import RecalledItem, without_context_turns
 from engram.recall.profile import is_move, superseded
-from engram.schemas.memory import MemoryRecord, MemoryType
+from engram.schemas.memory import MemoryRecord
+from tests.drivers import profile_fact
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
 def _entry(memory_id: str, content: str, day: int, layer: str = "L3") -> MemoryRecord:
-    when = T0 + timedelta(days=day)
-    return MemoryRecord(memory_id=memory_id, tenant_id="t", user_id="u", type=MemoryType.USER_FACT,
-                        slot="user_fact", layer=layer, content=content, confidence=0.8, importance=0.5,  # type: ignore[arg-type]
-                        created_at=when, updated_at=when, last_seen_at=when)
+    return profile_fact(memory_id, content, day, layer, T0)
 
 
 @pytest.mark.parametrize("text", [
