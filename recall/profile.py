@@ -30,18 +30,13 @@ from engram.projections.ports import profile_order
 from engram.schemas.memory import MemoryRecord
 
 from .home_slot import about_where, home_claim, is_move, moved_here, named_places  # noqa: F401 (is_move: part of this API)
+from .slots import about_job, ended_keys, job_claim, rate_amounts, rate_claim
 
 _DIET_REGIME = re.compile(r"(?<![a-z])(?:vegetarian|vegan|pescatarian|keto|paleo|low-carb|carnivore)(?![a-z])|"
                           r"吃素|素食|生酮|断食", re.IGNORECASE)
 _DIET_CHANGE = re.compile(
     r"\b(?:no longer|not \w+ anymore|quit|stopped|gave up|back (?:on|to)|adding \w+ back|eating \w+ again|"
     r"started eating)\b|不再|不吃素|开始吃|恢复|放弃|不玩了|戒了", re.IGNORECASE)
-_JOB_CHANGE = re.compile(
-    r"\b(?:(?:took|accepted|got|landed|start(?:ed|ing)|began) (?:the|a|my|this)? ?(?:new )?(?:job|role|position)|"
-    r"new (?:job|role|position|employer)|first day at|made the leap|resigned|laid off|left my job|"
-    r"changed jobs|switched jobs)\b|换工作|跳槽|辞职了|辞了|离职了|入职|新工作|新公司|新单位|调到", re.IGNORECASE)
-_EMPLOYMENT = re.compile(r"\b(?:job|jobs|works? (?:at|for|as)|employer|shifts?|clinic|hospital|ward|office|icu)\b|"
-                         r"公司|上班|工作|单位|值班|加班|夜班|白班", re.IGNORECASE)
 _ENGAGEMENT_CHANGE = re.compile(
     r"\bnew (?:project|client|account|team)\b|(?:project|client|项目|客户|团队)\s*换了|换了?(?:个|新)?\s*(?:project|client|"
     r"项目|客户|团队)|新\s*(?:project|client|项目|客户|团队)", re.IGNORECASE)
@@ -55,9 +50,12 @@ _SPEAKER = re.compile(r"^(?:User said: |用户说：|User |用户)")
 
 class Supersession(NamedTuple):
     """A later entry that is a `change` in `domain` replaces the earlier entries of that domain that match
-    `replaced` (any, when None) and, when `same_subject`, share a word with it. `about`, when given, says
-    which entries are of the domain instead of its cue words. A `slot` holds one value: the latest change
-    replaces the earlier changes too, and not the entries that name the place it names (`place_keys`)."""
+    `replaced` (any, when None) and, when `same_subject`, share a word with it (with `ended`, a word of
+    what it says has ended: `Marked.values`). `about`, when given, says which entries are of the domain
+    instead of its cue words. A `slot` holds one value: the latest change replaces the earlier changes too,
+    and not the entries that name the value it names (`value_of`: the places of a home, the amount of a
+    rate; none, when not given); an older entry that names no value leaves only when the newest change
+    `sweeps` (a change of home does, a residence restated does not)."""
 
     change: Callable[[str], object]
     domain: str
@@ -65,18 +63,34 @@ class Supersession(NamedTuple):
     same_subject: bool = False
     about: Callable[[str], object] | None = None
     slot: bool = False
+    value_of: Callable[["Marked"], frozenset[str] | None] | None = None
+    sweeps: Callable[["Marked"], bool] | None = None
+    ended: bool = False
 
 
-SUPERSESSIONS = (Supersession(home_claim, "home", None, about=about_where, slot=True),
+def _ends_something(text: str) -> bool:
+    return bool(ended_keys(text))
+
+
+def _anything(text: str) -> bool:
+    return True
+
+
+SUPERSESSIONS = (Supersession(home_claim, "home", None, about=about_where, slot=True,
+                              value_of=lambda e: e.places, sweeps=lambda e: e.moves_home),
                  Supersession(_DIET_CHANGE.search, "food", _DIET_REGIME.search),
-                 Supersession(_JOB_CHANGE.search, "work", _EMPLOYMENT.search),
+                 Supersession(job_claim, "work", None, about=about_job, slot=True),
                  Supersession(_ENGAGEMENT_CHANGE.search, "work", _ENGAGEMENT.search),
-                 Supersession(_RESCHEDULE.search, "schedule", None, same_subject=True))
+                 Supersession(_RESCHEDULE.search, "schedule", None, same_subject=True),
+                 Supersession(rate_claim, "money", None, about=rate_claim, slot=True, value_of=lambda e: e.values),
+                 Supersession(_ends_something, "ended", None, same_subject=True, about=_anything, ended=True))
 """Where the user lives is one slot (`recall.home_slot`): the newest statement that they live, arrived or
 moved somewhere replaces the older entries about where they live, its weather and its area, that name
-another place; a change of diet the diet regime held before; a new job the old employer, role and shifts; a
-new project or client the one before; a schedule moved to another time the earlier time of the same thing
-(the two name it: "video call with my parents")."""
+another place. So are the job and the rate charged (`recall.slots`): a change of job replaces the old
+employer, occupation and shifts, the newest rate the older ones that name another amount. An activity
+dropped or a relationship ended ends the older entries that name it (`recall.slots.ended_keys`). A change
+of diet replaces the diet regime held before; a new project or client the one before; a schedule moved to
+another time the earlier time of the same thing (the two name it: "video call with my parents")."""
 
 
 Marks = tuple[tuple[bool, bool, bool], ...]
@@ -85,8 +99,8 @@ Marks = tuple[tuple[bool, bool, bool], ...]
 
 class Marked(NamedTuple):
     """What supersession reads of one entry: its id, creation time, `supersession_marks`, `subject_keys`,
-    `place_keys` (None: not known, the entry was kept before its places were), and whether it tells of a
-    change of home (`home_slot.moved_here`)."""
+    `place_keys` (None: not known, the entry was kept before its places were), whether it tells of a
+    change of home (`home_slot.moved_here`), and `value_keys` (the amount of a rate, what has ended)."""
 
     memory_id: str
     created: datetime
@@ -94,6 +108,7 @@ class Marked(NamedTuple):
     subject: frozenset[str]
     places: frozenset[str] | None = frozenset()
     moves_home: bool = False
+    values: frozenset[str] = frozenset()
 
 
 @registered
@@ -125,10 +140,18 @@ def place_keys(content: str) -> frozenset[str]:
     return _digests([term for place in named_places(content) for term in terms(place)])
 
 
+@registered
+@lru_cache(maxsize=65536)
+def value_keys(content: str) -> frozenset[str]:
+    """The words of the values an entry's claims name (`slots.rate_amounts`, `slots.ended_keys`), digested as
+    `subject_keys` are."""
+    return _digests(sorted(rate_amounts(content) | ended_keys(content)))
+
+
 def marked(record: MemoryRecord) -> Marked:
     content = record.content
     return Marked(record.memory_id, record.created_at, supersession_marks(content), subject_keys(content),
-                  place_keys(content), moved_here(content))
+                  place_keys(content), moved_here(content), value_keys(content))
 
 
 def superseded(records: Sequence[MemoryRecord]) -> set[str]:
@@ -142,6 +165,7 @@ def superseded(records: Sequence[MemoryRecord]) -> set[str]:
 
 def superseded_marked(entries: Sequence[Marked]) -> set[str]:
     """`superseded` on what it reads of the entries (`Marked`)."""
+    entries = [_padded(e) for e in entries]
     gone: set[str] = set()
     for n, rule in enumerate(SUPERSESSIONS):
         changes = [e for e in entries if e.marks[n][0] and (rule.replaced is None or e.marks[n][1])]
@@ -149,27 +173,42 @@ def superseded_marked(entries: Sequence[Marked]) -> set[str]:
             continue
         latest = max(e.created for e in changes)
         if rule.slot:
-            gone.update(_slot_superseded(n, entries, latest, [e for e in changes if e.created == latest]))
+            gone.update(_slot_superseded(n, rule, entries, latest, [e for e in changes if e.created == latest]))
             continue
-        later = [(e.created, e.subject) for e in changes]
+        later = [(e.created, e.values if rule.ended else e.subject) for e in changes]
         gone.update(e.memory_id for e in entries
                     if e.created < latest and e.marks[n][1] and not e.marks[n][0] and e.marks[n][2]
                     and (not rule.same_subject or _shares_subject(e.created, e.subject, later)))
     return gone
 
 
-def _slot_superseded(n: int, entries: Sequence[Marked], latest: datetime, newest: list[Marked]) -> set[str]:
+_UNMARKED = (False, False, False)
+
+
+def _padded(entry: Marked) -> Marked:
+    """An entry marked before the later rules were added: none of them read anything in it."""
+    missing = len(SUPERSESSIONS) - len(entry.marks)
+    return entry._replace(marks=entry.marks + (_UNMARKED,) * missing) if missing > 0 else entry
+
+
+def _slot_superseded(n: int, rule: Supersession, entries: Sequence[Marked], latest: datetime,
+                     newest: list[Marked]) -> set[str]:
     """The entries the newest claims on a one-value slot replace: the older ones of the slot, claims
-    included, that name a place the newest claims do not; when one of those is a change of home, also
-    those that name none; when they name no place themselves, all of them; when their places were not
-    kept (a state saved before), none."""
-    if any(e.places is None for e in newest):
-        return set()  # where the newest claim is was not kept: nothing can be told to be elsewhere
-    places: frozenset[str] = frozenset().union(*(e.places for e in newest if e.places is not None))
-    moves_home = any(e.moves_home for e in newest)
+    included, that name none of the values the newest claims name (`value_of`: a home's places, a rate's
+    amount) but a value of their own, or any when one of the newest `sweeps` (a change of home); when the
+    newest name no value, all of them; when their values were not kept (a state saved before), none."""
+    found = [rule.value_of(e) for e in newest] if rule.value_of is not None else []
+    if any(v is None for v in found):
+        return set()  # what the newest claim holds was not kept: nothing can be told to differ
+    values: frozenset[str] = frozenset().union(*(v for v in found if v is not None))
+    sweeps = rule.sweeps is None or any(rule.sweeps(e) for e in newest)
     return {e.memory_id for e in entries
             if e.created < latest and (e.marks[n][1] or e.marks[n][0]) and e.marks[n][2]
-            and (not places or (not places & e.subject and (moves_home or bool(e.places))))}
+            and (not values or (not values & e.subject and (sweeps or bool(_value(rule, e)))))}
+
+
+def _value(rule: Supersession, entry: Marked) -> frozenset[str] | None:
+    return rule.value_of(entry) if rule.value_of is not None else None
 
 
 def _shares_subject(created: datetime, subject: frozenset[str],

@@ -2,7 +2,7 @@
 
 A memory is a profile entry while it is active and in L3 (consolidation files it there by
 `core.domains.profile_layer`) and no later change supersedes it (`recall.profile.SUPERSESSIONS`: a move,
-a change of diet). Two live entries in one single-valued slot are both kept and marked as conflicting
+a change of diet, of job or of rate, an activity dropped, a relationship ended). Two live entries in one single-valued slot are both kept and marked as conflicting
 with each other. Each `MemoryChanged` that changes the set (an entry added, removed, re-labelled,
 pinned, corrected, or its conflict mark) makes one `ProfileChanged` at the next version, naming the
 memory change it came from; a change that leaves the document as it was makes none.
@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from engram.core.domains import domains_of
 from engram.core.sensitive import sensitive_domains
 from engram.recall.home_slot import moved_here
-from engram.recall.profile import Marked, Marks, place_keys, subject_keys, superseded_marked, supersession_marks
+from engram.recall.profile import Marked, Marks, place_keys, subject_keys, superseded_marked, supersession_marks, value_keys
 from engram.schemas.base import Event, derive_id
 from engram.schemas.events import MemoryChanged, ProfileChanged
 from engram.schemas.memory import MemoryRecord, is_single_valued
@@ -41,6 +41,8 @@ class LiveEntry(BaseModel):
     moves_home: bool = False
     """Whether the entry tells of a change of home (`moved_here`); False in a state saved before it was kept,
     so such a claim counts as a residence restated and takes out only entries naming another place."""
+    values: frozenset[str] = frozenset()
+    """What the entry's claims name (`value_keys`: a rate's amount, an activity dropped, a partner left)."""
     domains: tuple[str, ...]
     sensitive: tuple[str, ...]
     pinned: bool
@@ -59,7 +61,7 @@ class UserProfileState(BaseModel):
 def live_entry(record: MemoryRecord, revision: int) -> LiveEntry:
     return LiveEntry(slot=record.slot, created_at=record.created_at, marks=supersession_marks(record.content),
                      subject=subject_keys(record.content), places=place_keys(record.content),
-                     moves_home=moved_here(record.content),
+                     moves_home=moved_here(record.content), values=value_keys(record.content),
                      domains=tuple(sorted(domains_of(record.content))),
                      sensitive=tuple(sorted(sensitive_domains(record.content).union(record.sensitive))), pinned=record.pinned,
                      conflict_with=record.conflict_with, revision=revision)
@@ -70,7 +72,7 @@ def profile_document(live: dict[str, LiveEntry],
     """The entries of the profile: the live ones no later change supersedes, with their conflict marks
     (another live entry of the same single-valued slot, or a conflict consolidation recorded between two
     entries). An entry equal to its `previous` one is that object again."""
-    gone = superseded_marked([Marked(memory_id, e.created_at, e.marks, e.subject, e.places, e.moves_home)
+    gone = superseded_marked([Marked(memory_id, e.created_at, e.marks, e.subject, e.places, e.moves_home, e.values)
                               for memory_id, e in live.items()])
     kept = {memory_id: e for memory_id, e in live.items() if memory_id not in gone}
     by_slot: dict[str, list[str]] = {}

@@ -1,0 +1,118 @@
+"""Single-valued aspects of the user besides where they live: the job, the rate they charge, an activity
+dropped, a relationship ended. A newer entry for the slot takes out the older ones, at recall and in the
+profile processor (which keeps digests, never text)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from engram.recall.profile import superseded
+from engram.recall.slots import ended_activities, ended_partners, job_claim, rate_claim
+from engram.schemas.events import MemoryChanged
+from engram.streams.processor import ProcessorContext
+from engram.streams.profile import ProfileProcessor, UserProfileState
+from tests.drivers import profile_fact
+
+T0 = datetime(2026, 2, 1, tzinfo=timezone.utc)
+
+
+def _gone(*entries: tuple[str, str, int]) -> set[str]:
+    return superseded([profile_fact(m, text, day, start=T0) for m, text, day in entries])
+
+
+@pytest.mark.parametrize("text", [
+    "User started a new job at a logistics firm", "User was laid off in March", "User quit their job to freelance",
+    "用户换工作了，去了一家游戏公司", "用户下周一入职新单位", "用户上个月离职了", "用户说：我辞职了，自己开了一家面包店",
+    "User opened their own bakery downtown",
+])
+def test_changes_of_job_claim_the_job_slot(text: str) -> None:
+    assert job_claim(text)
+
+
+@pytest.mark.parametrize("text", ["User works in Leeds", "User's job interview is on Monday", "用户在公司加班"])
+def test_work_that_is_no_change_of_job_claims_nothing(text: str) -> None:
+    assert not job_claim(text)
+
+
+def test_a_new_job_takes_out_the_old_occupation_and_employer() -> None:
+    gone = _gone(("role", "User is a pharmacist", 0), ("shop", "User works at a chemist on Elm Street", 1),
+                 ("cat", "User's cat is called Pip", 2), ("new", "User started a new job at a logistics firm", 5))
+    assert gone == {"role", "shop"}
+
+
+def test_a_chinese_change_of_job_takes_out_the_old_role() -> None:
+    gone = _gone(("role", "用户是收银员", 0), ("age", "用户35岁", 1), ("new", "用户说：我辞职了，自己开了一家面包店", 4))
+    assert gone == {"role"}
+
+
+@pytest.mark.parametrize("text, claimed", [
+    ("User charges €40 an hour for tutoring", True), ("From now on User's rate is $55/h", True),
+    ("用户的报价是每小时300元", True), ("用户涨价到千字200元", True),
+    ("User keeps fun stuff to $200 a month", False), ("User is 42", False),
+])
+def test_a_rate_claim_is_an_amount_charged_per_unit_of_work(text: str, claimed: bool) -> None:
+    assert bool(rate_claim(text)) is claimed
+
+
+def test_a_newer_rate_takes_out_the_older_one_but_not_a_budget() -> None:
+    gone = _gone(("old", "User charges €40 an hour for tutoring", 0), ("budget", "User keeps fun stuff to $200 a month", 1),
+                 ("new", "User said: from now on I charge €55 an hour", 6))
+    assert gone == {"old"}
+
+
+def test_an_older_entry_naming_the_new_amount_stays() -> None:
+    gone = _gone(("same", "User charges €55 an hour for lessons", 0), ("new", "User raised their rate to €55 an hour", 3))
+    assert gone == set()
+
+
+@pytest.mark.parametrize("text, dropped", [
+    ("Tom quit judo and wants to try fencing", {"judo"}), ("User's son stopped violin last month", {"violin"}),
+    ("用户说：儿子不学书法了，改学游泳", {"书法"}), ("用户说：小明说画画不学了", {"画画"}), ("用户说：她不踢 rugby 了", {"rugby"}),
+])
+def test_an_activity_dropped_is_named(text: str, dropped: set[str]) -> None:
+    assert ended_activities(text) == frozenset(dropped)
+
+
+def test_stopped_by_drops_nothing() -> None:
+    assert ended_activities("User stopped by the bakery") == frozenset()
+
+
+def test_a_dropped_activity_takes_out_the_entries_about_it_and_only_those() -> None:
+    gone = _gone(("judo", "User's son Tom has judo on Tuesdays", 0), ("tom", "User's son Tom is 8", 1),
+                 ("quit", "Tom quit judo and wants to try fencing", 5))
+    assert gone == {"judo"}
+    zh = _gone(("art", "用户说：儿子每周日上书法课", 0), ("age", "用户说：儿子今年7岁", 1), ("quit", "用户说：儿子不学书法了，改学游泳", 3))
+    assert zh == {"art"}
+
+
+@pytest.mark.parametrize("text, partners", [
+    ("User said: Priya and I broke up last week", {"priya"}), ("User split up with Jonas", {"jonas"}),
+    ("用户说：我和小林分手了", {"小林"}),
+])
+def test_a_relationship_ended_names_the_partner(text: str, partners: set[str]) -> None:
+    assert partners <= ended_partners(text)
+
+
+def test_a_breakup_takes_out_the_entries_naming_the_partner() -> None:
+    gone = _gone(("bf", "User's boyfriend Jonas is a chef", 0), ("trip", "User and Jonas plan to visit Rome", 1),
+                 ("dog", "User's dog is called Rex", 2), ("end", "User split up with Jonas", 4))
+    assert gone == {"bf", "trip"}
+    zh = _gone(("bf", "用户说：男朋友小林周末来看我", 0), ("job", "用户是护士", 1), ("end", "用户说：我和小林分手了", 3))
+    assert zh == {"bf"}
+
+
+def test_the_profile_processor_drops_a_superseded_rate_and_keeps_no_text() -> None:
+    processor, state, removed = ProfileProcessor(), None, []
+    for n, (memory_id, text) in enumerate([("old", "User charges €40 an hour for tutoring"),
+                                           ("new", "User said: from now on I charge €55 an hour")]):
+        record = profile_fact(memory_id, text, n, start=T0)
+        event = MemoryChanged(event_id=f"e{n}", occurred_at=record.updated_at, tenant_id="t", user_id="u",
+                              memory_id=memory_id, change="created", before=None, after=record, relation="new",
+                              judge="rule")
+        state, out = processor.process(state, event, ProcessorContext())
+        removed += [(r.memory_id, r.reason) for e in out for r in getattr(e, "removed", ())]
+    assert isinstance(state, UserProfileState) and set(state.document) == {"new"}
+    assert removed == [("old", "superseded")]
+    assert "40" not in state.model_dump_json() and "tutoring" not in state.model_dump_json()
