@@ -284,7 +284,7 @@ class RecallService:
         cfg = self.config.recall
         wanted = req.limit or cfg.result_limit
         vector = embed_text(self.embedder, req.question)
-        profile_read = partial(self.store.profile_entries, req.tenant, req.user, cfg.profile_candidates, vector)
+        profile_read = partial(_profile_and_members, self.store, req.tenant, req.user, cfg.profile_candidates, vector)
         replaced_read = partial(self.store.list_memories, req.tenant, req.user, ("replaced",))
         pending = self._pool.submit(profile_read) if self._pool is not None else None  # beside the search
         replaced_pending = self._pool.submit(replaced_read) if self._pool is not None else None
@@ -292,7 +292,7 @@ class RecallService:
         hits = self.store.search_memories(req.tenant, req.user, req.question, vector,
                                           max(cfg.candidate_limit, wanted))
         asked = domains_of(req.question)
-        profile: list[MemoryRecord] = pending.result() if pending is not None else profile_read()
+        profile, members = pending.result() if pending is not None else profile_read()
         retrieved.extend(r.memory_id for r in profile)
         retrieved.extend(h.record.memory_id for h in hits)
         related = float(getattr(self.embedder, "related_cosine", cfg.semantic_match_cosine))
@@ -300,7 +300,7 @@ class RecallService:
                  or (cfg.weights.domain and domain_overlap(asked, domains_of(h.record.content)) >= 1.0)]
         replaced: list[MemoryRecord] = replaced_pending.result() if replaced_pending is not None else replaced_read()
         scores = self._scores(req, found, profile)
-        gone = superseded([*profile, *(h.record for h in found)])
+        gone = superseded([*profile, *(h.record for h in found)]) | left_profile(found, members)
         eligible = [h for h in found if h.record.memory_id not in gone and may_show(asked, h.record.content, h.record.sensitive)
                     and scores[h.record.memory_id].score >= cfg.min_score]
         chosen = self._diverse(eligible, scores, wanted)
@@ -503,3 +503,27 @@ def _injected_ids(items: list[RecalledItem]) -> tuple[str, ...]:
     beside them (opt-in `context_turns_top`), each once."""
     quoted = [m for i in items for m, _ in i.context_turns]
     return tuple(dict.fromkeys([*(i.item_id for i in items), *quoted]))
+
+
+
+ProfileMembers = tuple[frozenset[str], datetime | None] | None
+"""The members of the user's profile document and the time of the last change it took (None: no document)."""
+
+
+def _profile_and_members(store: MemoryStore, tenant: str, user: str, limit: int,
+                         vector: np.ndarray) -> tuple[list[MemoryRecord], ProfileMembers]:
+    """The profile entries to push, and the `ProfileMembers` of the user's profile document."""
+    document = store.profile_document(tenant, user)
+    return (store.profile_entries(tenant, user, limit, vector),
+            (document.member_ids, document.updated_at) if document is not None else None)
+
+
+def left_profile(found: list[SearchHit], members: ProfileMembers) -> set[str]:
+    """The standing (L3) memories a search found that the profile document no longer holds though it has
+    taken their last change: a change it was told, found by this question or not ("Maya quit hockey" said
+    in passing), superseded them. One newer than the document is not judged (the profile has not caught up)."""
+    if members is None or members[1] is None:
+        return set()
+    held, as_of = members
+    return {h.record.memory_id for h in found
+            if h.record.layer == "L3" and h.record.memory_id not in held and h.record.updated_at <= as_of}

@@ -51,11 +51,20 @@ class LiveEntry(BaseModel):
 
 
 class UserProfileState(BaseModel):
-    """One user's live L3 memories and their profile document as last emitted."""
+    """One user's live L3 memories, the active memories outside L3 that tell of a change (`changes`: "Maya
+    quit hockey" said in passing still ends the standing "hockey on Wednesdays"), and their profile document
+    as last emitted."""
 
     version: int = 0
     live: dict[str, LiveEntry] = Field(default_factory=dict)
+    changes: dict[str, LiveEntry] = Field(default_factory=dict)
     document: dict[str, ProfileItem] = Field(default_factory=dict)
+
+
+def tells_of_change(record: MemoryRecord) -> bool:
+    """Whether an active memory outside the profile tells of a change a supersession rule reads
+    (`supersession_marks`): it takes entries out of the profile without entering it."""
+    return record.status == "active" and record.layer != "L3" and any(m[0] for m in supersession_marks(record.content))
 
 
 def live_entry(record: MemoryRecord, revision: int) -> LiveEntry:
@@ -67,13 +76,14 @@ def live_entry(record: MemoryRecord, revision: int) -> LiveEntry:
                      conflict_with=record.conflict_with, revision=revision)
 
 
-def profile_document(live: dict[str, LiveEntry],
-                     previous: dict[str, ProfileItem] | None = None) -> dict[str, ProfileItem]:
-    """The entries of the profile: the live ones no later change supersedes, with their conflict marks
-    (another live entry of the same single-valued slot, or a conflict consolidation recorded between two
-    entries). An entry equal to its `previous` one is that object again."""
+def profile_document(live: dict[str, LiveEntry], previous: dict[str, ProfileItem] | None = None,
+                     changes: dict[str, LiveEntry] | None = None) -> dict[str, ProfileItem]:
+    """The entries of the profile: the live ones no later change (theirs or one of `changes`) supersedes,
+    with their conflict marks (another live entry of the same single-valued slot, or a conflict
+    consolidation recorded between two entries). An entry equal to its `previous` one is that object again."""
+    told = {**(changes or {}), **live}
     gone = superseded_marked([Marked(memory_id, e.created_at, e.marks, e.subject, e.places, e.moves_home, e.values)
-                              for memory_id, e in live.items()])
+                              for memory_id, e in told.items()])
     kept = {memory_id: e for memory_id, e in live.items() if memory_id not in gone}
     by_slot: dict[str, list[str]] = {}
     for memory_id, e in kept.items():
@@ -130,17 +140,24 @@ class ProfileProcessor:
             return state, []
         after = event.after
         entering = after is not None and after.status == "active" and after.layer == "L3"
-        if not entering and (state is None or event.memory_id not in state.live):
-            return state, []  # not a profile memory, before or after: nothing to do (the common case)
+        changing = after is not None and not entering and tells_of_change(after)
+        known = state is not None and (event.memory_id in state.live or event.memory_id in state.changes)
+        if not entering and not changing and not known:
+            return state, []  # not a profile memory nor a change, before or after: nothing to do (the common case)
         state = state if state is not None else UserProfileState()
-        if entering and after is not None:
+        if changing and after is not None:
+            state.live.pop(event.memory_id, None)
+            state.changes[event.memory_id] = live_entry(after, after.version)
+        elif entering and after is not None:
+            state.changes.pop(event.memory_id, None)
             entry = live_entry(after, _revision(state, event, after))
             if state.live.get(event.memory_id) == entry:
                 return state, []  # a reinforcement: nothing the profile keeps has changed
             state.live[event.memory_id] = entry
         else:
             state.live.pop(event.memory_id, None)
-        document = profile_document(state.live, state.document)
+            state.changes.pop(event.memory_id, None)
+        document = profile_document(state.live, state.document, state.changes)
         change = _change(state, document, event)
         state.document = document
         return state, [change] if change is not None else []

@@ -4,13 +4,16 @@ profile processor (which keeps digests, never text)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from engram.projections.ports import SearchHit
 from engram.recall.profile import superseded
+from engram.recall.service import left_profile
 from engram.recall.slots import ended_activities, ended_partners, job_claim, rate_claim
 from engram.schemas.events import MemoryChanged
+from engram.schemas.memory import MemoryRecord
 from engram.streams.processor import ProcessorContext
 from engram.streams.profile import ProfileProcessor, UserProfileState
 from tests.drivers import profile_fact
@@ -116,3 +119,37 @@ def test_the_profile_processor_drops_a_superseded_rate_and_keeps_no_text() -> No
     assert isinstance(state, UserProfileState) and set(state.document) == {"new"}
     assert removed == [("old", "superseded")]
     assert "40" not in state.model_dump_json() and "tutoring" not in state.model_dump_json()
+
+
+def _process(records: list[MemoryRecord]) -> tuple[UserProfileState, list[tuple[str, str]]]:
+    processor, state, removed = ProfileProcessor(), None, []
+    for n, record in enumerate(records):
+        event = MemoryChanged(event_id=f"e{n}", occurred_at=record.updated_at, tenant_id="t", user_id="u",
+                              memory_id=record.memory_id, change="created", before=None, after=record,
+                              relation="new", judge="rule")
+        state, out = processor.process(state, event, ProcessorContext())
+        removed += [(r.memory_id, r.reason) for e in out for r in getattr(e, "removed", ())]
+    assert isinstance(state, UserProfileState)
+    return state, removed
+
+
+def test_a_change_said_in_passing_outside_the_profile_still_ends_a_profile_entry() -> None:
+    state, removed = _process([profile_fact("m1", "User's son Tom has judo on Tuesdays", 0, start=T0),
+                               profile_fact("m2", "User mentioned: Tom quit judo", 3, layer="L1", start=T0)])
+    assert set(state.document) == set() and removed == [("m1", "superseded")]
+    assert "judo" not in state.model_dump_json()
+
+
+def test_a_memory_that_tells_of_no_change_outside_the_profile_is_not_kept() -> None:
+    state, _ = _process([profile_fact("l1", "User mentioned: the printer jammed again", 0, layer="L1", start=T0)]
+                        + [profile_fact("l3", "User is a nurse", 1, start=T0)])
+    assert state.changes == {} and set(state.document) == {"l3"}
+
+
+def test_recall_leaves_out_a_found_profile_memory_the_document_no_longer_holds() -> None:
+    old = profile_fact("old", "User's son Tom has judo on Tuesdays", 0, start=T0)
+    newer = profile_fact("new", "User's son Tom has chess on Fridays", 5, start=T0)
+    hits = [SearchHit(record=r, keyword_score=1.0, vector_score=0.5) for r in (old, newer)]
+    as_of = old.updated_at + timedelta(days=1)
+    assert left_profile(hits, (frozenset(), as_of)) == {"old"}  # "new" is newer than the document: not judged
+    assert left_profile(hits, None) == set()
