@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from .domains import domains_of
 from .text import terms
 from .text_caches import registered
 
@@ -96,7 +97,8 @@ REACH: dict[str, frozenset[str]] = {
 }
 """Besides its own domain, the task domains a sensitive fact may be shown to, each for one reason:
 health to food (a diabetic's dinner, a pregnancy's menu) and to travel (a bad knee on a hike, a condition on
-a trip; sport and exercise are health's own cues); religion to food (halal, kosher, a fast); recovery from
+a trip; the user's own: `gate_domains` takes travel out of a task written to others or organised for them;
+sport and exercise are health's own cues); religion to food (halal, kosher, a fast); recovery from
 an addiction to mental health (cravings, coping) and to food (drinks, a party, a dinner out are where it
 matters); mental health, sexuality and debts to nothing but themselves (a therapy is nobody's dinner plan,
 and a standing meeting of any of them is nobody's plan of the week)."""
@@ -216,6 +218,33 @@ def reached(question: frozenset[str], sensitive: Iterable[str]) -> bool:
     task's own or in the task's `REACH` of it."""
     task = question - GATE_GENERIC
     return any(domain in task or REACH.get(domain, frozenset()) & task for domain in sensitive)
+
+
+_FOR_OTHERS = re.compile(
+    r"\b(?:invit\w*|e-?mails?|letters?|messages?|announcements?|newsletters?|memos?|notices?|posts?|speech|toast)\b|"
+    r"\b(?:team|staff|colleagues|co-?workers|employees|guests|attendees|students|clients?|customers|everyone|"
+    r"offsite|off-site|retreat)\b|邀请|邮件|通知|公告|写信|一封信|致辞|团建|团队|同事|员工|客人|客户|大家|全员|全体",
+    re.IGNORECASE)
+"""A task written to others (an invitation, an email, a notice) or about an event for a group (a team
+offsite, guests, colleagues)."""
+_OWN_TRIP = re.compile(
+    r"\b(?:my|I'm|I am|I'll|I will|I'd|I)\b[^.?!,;]{0,25}?\b(?:trip|flight|fly|flying|hike|hiking|travel\w*|vacation|"
+    r"holiday|journey|stay)\b|\bfor me\b|一个人|我(?:要|想|的|自己)?(?:去|出发|旅行|行程|飞|出门)",
+    re.IGNORECASE)
+"""The user's own trip: "my trip", "I'm flying", "一个人的旅行", "我去…"."""
+
+
+@registered
+@lru_cache(maxsize=65536)
+def gate_domains(question: str) -> frozenset[str]:
+    """The domains a task opens the sensitive gate for: its own (`domains_of`), without travel when the
+    task is written to others or organises an event for them (`_FOR_OTHERS`: an invitation, a team
+    offsite) and says nothing of the user's own trip (`_OWN_TRIP`): a condition matters on the user's
+    own hike or flight, and is nobody else's business on the trip they organise for others."""
+    found = domains_of(question)
+    if "travel" in found and _FOR_OTHERS.search(question) and not _OWN_TRIP.search(question):
+        return found - {"travel"}
+    return found
 
 
 def may_show(question: frozenset[str], text: str, marked: Iterable[str] = ()) -> bool:

@@ -24,8 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from engram.core.domains import domains_of
-from engram.core.sensitive import may_show
+from engram.core.sensitive import gate_domains, may_show
 from engram.core.text import clip_tokens, estimate_tokens, terms
 from engram.core.text_caches import registered
 from engram.projections.ports import MemoryStore, RecentTurn, TurnHit
@@ -73,7 +72,7 @@ def fuse(store: MemoryStore, ask: FusionInput, memories: Sequence[tuple[Recalled
         if ask.turn_candidates else []
     hits = [h for h in rank_turns(found, ask.k, ask.related_cosine) if h.turn.message_id not in quoted]
     owner = _source_owner(memories)
-    asked = domains_of(ask.question)
+    asked = gate_domains(ask.question)  # only the sensitive gate reads it here
     scores: dict[int, float] = {n: 1.0 / (ask.k + n + 1) for n in range(len(memories))}
     turn_rank: dict[int, int] = {}
     loose: list[tuple[float, int, TurnHit]] = []

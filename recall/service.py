@@ -34,7 +34,7 @@ import numpy as np
 from engram.recall.freshness import CURRENT, Freshness
 from engram.core.config import EngramConfig
 from engram.core.domains import domain_overlap, domains_of
-from engram.core.sensitive import may_show
+from engram.core.sensitive import gate_domains, may_show
 from engram.core.embedding import Embedder, embed_text
 from engram.core.scoring import ScoreParts, decay_factor, lexical_score, match_scores, rarity_weights, score_parts
 from engram.core.text import clip_tokens, estimate_tokens, terms
@@ -292,6 +292,7 @@ class RecallService:
         hits = self.store.search_memories(req.tenant, req.user, req.question, vector,
                                           max(cfg.candidate_limit, wanted))
         asked = domains_of(req.question)
+        gate = gate_domains(req.question)  # what a sensitive fact may be shown to (its own trip, not others')
         profile, members = pending.result() if pending is not None else profile_read()
         retrieved.extend(r.memory_id for r in profile)
         retrieved.extend(h.record.memory_id for h in hits)
@@ -301,21 +302,21 @@ class RecallService:
         replaced: list[MemoryRecord] = replaced_pending.result() if replaced_pending is not None else replaced_read()
         scores = self._scores(req, found, profile)
         gone = superseded([*profile, *(h.record for h in found)]) | left_profile(found, members)
-        eligible = [h for h in found if h.record.memory_id not in gone and may_show(asked, h.record.content, h.record.sensitive)
+        eligible = [h for h in found if h.record.memory_id not in gone and may_show(gate, h.record.content, h.record.sensitive)
                     and scores[h.record.memory_id].score >= cfg.min_score]
         chosen = self._diverse(eligible, scores, wanted)
         ranked = {h.record.memory_id for h, _ in chosen}
         # the profile as if the question had found none of it: an entry the question finds keeps its slot
         # and is shown once, ranked among the memories if the ranking and the budget keep it there, else
         # in its slot (recall/budget.py); the other entries' own source turns are that same evidence
-        pushed = select_profile([r for r in profile if r.memory_id not in gone], scores, asked,
+        pushed = select_profile([r for r in profile if r.memory_id not in gone], scores, gate,
                                 profile_budget(cfg, req.token_budget), cfg.profile_limit)
         shown = {m for h, _ in chosen for m in h.record.source_message_ids} | {req.message_id}
         if cfg.context_turns_top and any(h.record.session_id == req.session for h, _ in chosen[:cfg.context_turns_top]):
             shown |= self._window_ids(req, reads)  # the short-term window already shows those turns
         memories = []
         for n, (hit, repeats) in enumerate(chosen):
-            turns = self._context_turns(req, hit.record, shown, asked) if n < cfg.context_turns_top else ()
+            turns = self._context_turns(req, hit.record, shown, gate) if n < cfg.context_turns_top else ()
             memories.append((self._item("memory", hit.record, scores[hit.record.memory_id], req, repeats, turns),
                              hit.record.session_id))
         hidden = {req.message_id} | {m for r in pushed if r.memory_id not in ranked
