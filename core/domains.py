@@ -186,12 +186,20 @@ def cue_domains(text: str) -> frozenset[str]:
     return frozenset(name for name, pattern in _DOMAIN_PATTERNS.items() if pattern.search(low))
 
 
+ZH_TRIP = re.compile(r"(?:去|到)[\u4e00-\u9fff]{1,4}?(?:玩|旅游|旅行|度假|自驾)|"
+                     r"(?:玩|待|住|逛)(?:一|两|三|四|五|六|七|八|九|十|几|半|\d+)(?:个)?(?:周|天|晚|星期|礼拜)")
+"""A trip said by its destination and purpose or its length, with no word of travel ("去泰国玩两周", "到大理住三晚")."""
+
+
 @registered
 @lru_cache(maxsize=65536)
 def stated_domains(text: str) -> frozenset[str]:
     """The domains `text` states itself in: its cue words, "home" for a home named as such (`HOME_PLACE`),
-    "family" for someone named with an age (`AGE_OF_NAMED`)."""
+    "travel" for a trip said by its destination or length (`ZH_TRIP`), "family" for someone named with an
+    age (`AGE_OF_NAMED`)."""
     found = cue_domains(text)
+    if "travel" not in found and ZH_TRIP.search(text):
+        found |= {"travel"}
     if "home" not in found and (HOME_PLACE.search(text) or ARRIVAL.search(text)):
         found |= {"home"}
     return found | {"family"} if "family" not in found and AGE_OF_NAMED.search(text) else found

@@ -166,6 +166,13 @@ _STATEMENT_END = re.compile(r"(?<=[。！？!?\n])|(?<=[.;；])\s+|(?<=[，,])\s
 own subject ("我有焦虑症，我爱吃川菜"); any other comma joins clauses of one statement ("…, so we keep …")."""
 _NOTE_FRAME = re.compile(r"^\s*(?:user(?:['’]s)?(?:\s+said:?)?|用户(?:说[:：]?)?)\s*", re.IGNORECASE)
 """How an extractor opens a note ("User …", "User said: …", "用户…"): no word of what was said."""
+_PRIVATE = re.compile(
+    r"\b(?:something private|(?:just )?between (?:you and me|us)|keep (?:this|it) (?:private|between us)|"
+    r"(?:don'?t|do not|never) tell (?:anyone|anybody)|in confidence|off the record)\b|"
+    r"私事|私下(?:说|跟你说)|别告诉别人|不要告诉别人|别跟别人说|只跟你说|只能跟你说|悄悄(?:跟你)?说",
+    re.IGNORECASE)
+"""The user saying a turn is private ("something private:", "between you and me", "私事", "别告诉别人"):
+what follows is one confidence, every clause of it as sensitive as the whole."""
 SHARE_NEEDED = 3
 """A statement is a note's source when it holds at least one in this many of the note's words."""
 
@@ -203,8 +210,12 @@ def statement_sensitivity(source: str, note: str) -> frozenset[str]:
     """The sensitive domains of a note drawn from `source` (a turn): its own, and those of the statements
     of `source` it was drawn from (the ones that share the most words with it). When no statement holds
     enough of the note's words (`SHARE_NEEDED`), the extractor reworded it ("goes to sleep before 10pm" of
-    "bed by ten") and it inherits those of the whole turn: what it came from cannot be told apart."""
+    "bed by ten") and it inherits those of the whole turn: what it came from cannot be told apart. So does a
+    note of a turn the user calls private (`_PRIVATE`): "something private: I'm <condition>, I take <a
+    medicine by a name no cue knows>" is one confidence."""
     found = sensitive_domains(note)
+    if _PRIVATE.search(source):
+        return found | sensitive_domains(source)
     words = set(terms(_NOTE_FRAME.sub("", note)))
     scored = [(len(words.intersection(terms(s))), s) for s in statements(source)]
     best = max((n for n, _ in scored), default=0)
