@@ -1,6 +1,6 @@
 """Life domains of a text (food, health, family, …). Pure.
 
-A task implies what it needs without naming it: "what should I cook tonight" needs the diet, "plan a
+A task implies what it needs without naming it: "what can I bake this weekend" needs the diet, "plan a
 weekend trip" the family and the budget. Both the question and each memory are given the domains whose
 cue words they contain, from one bilingual vocabulary: an English cue matches a word that starts with it
 ("allerg" → allergy, allergic; "tea$" only the whole word), a Chinese cue matches as a substring. The recall scorer's `domain`
@@ -160,7 +160,7 @@ HOME_PLACE = re.compile(
     r"\b(?:new|my|our) flat\b|"
     r"住在|base在|定居|在\S{1,8}(?:住|生活|读研|读博|读书|念书|长大|定居)|\S{2,6}(?:这边|那边)(?:的|住|生活)|"
     r"(?:搬|调|来|到)(?:到|去)\S{2,8}")
-"""Where the user lives, said as such: "in the Bristol flat", "住在…", "在…生活", "搬到…"."""
+"""Where the user lives, said as such: "in the Glasgow flat", "住在…", "在…生活", "搬到…"."""
 ARRIVAL = re.compile(
     r"\b(?:arrived|landed|settled|settling) in\b|\b(?:moved|relocated|relocating|moving) (?:back )?(?:to|into)\b|"
     r"\brelocat(?:ed|ing)\b|\b(?:closed on|bought|got the keys to) (?:a|the|our|my) (?:new )?(?:house|home|flat|apartment|condo)\b|"
@@ -170,12 +170,12 @@ ARRIVAL = re.compile(
 WHEREABOUTS = re.compile(r"(?<![A-Za-z])(?:in|based in|out of|from) (?!(?:" + NOT_PLACES + r")\b)[A-Z][a-z]+")
 """Where something is: "in <Place>" (a capitalised name that is not a month, a day, a language or a
 word that opens a sentence). Such a statement is about home and location even when it names no home word
-("I'm in Toronto", "a clinic in Fitzroy, Melbourne"), though not necessarily the user's ("Markets rallied
+("I'm in Calgary", "a bakery in Gracia, Barcelona"), though not necessarily the user's ("Markets rallied
 in Asia")."""
 
 AGE_OF_NAMED = re.compile(r"(?<![A-Za-z])[A-Z][a-z]+(?: is| just| turned| turns| will be)+ (?:\d{1,2}|one|two|three|four|five|six|"
                           r"seven|eight|nine|ten|eleven|twelve)\b(?![:.]?\d| ?(?:am|pm|%|percent|dollars|hours|minutes|times|x\b))")
-"""Someone named with an age ("Hamish is 9", "Beatrix just turned 4"): a person of the user's family."""
+"""Someone named with an age ("Rufus is 11", "Clara just turned 5"): a person of the user's family."""
 
 
 @registered
@@ -241,10 +241,10 @@ MENTION_PREFIX = "User mentioned: "
 RECURRING = re.compile(r"\b(?:every|each) (?:mon|tues|wednes|thurs|fri|satur|sun|week|morning|evening|night)|"
                        r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days\b|\bweekends off\b|\bweekdays\b|"
                        r"每周|每天|每晚|每个?月|工作日|周[一二三四五六日末](?:都|休息|固定)|天天", re.IGNORECASE)
-"""A schedule that recurs ("Tuesdays and Thursdays 5 to 6:30", "每周二过去", "周一休息")."""
+"""A schedule that recurs ("Mondays and Wednesdays 7 to 8:30", "每周四过去", "周一休息")."""
 
 DECIDED = re.compile(r"\b(?:decided|have started|started|switched to|from now on)\b|决定|已经开始|开始吃|改吃|不再", re.IGNORECASE)
-"""A goal that is a decision already taken ("decided to start eating meat", "决定开始吃肉"), not a wish."""
+"""A goal that is a decision already taken ("decided to start learning to swim", "决定开始学游泳"), not a wish."""
 
 PROFILE_DOMAINS = frozenset({"food", "health", "mental", "religion", "sexuality", "money", "family", "pets", "home", "work",
                              "communication"})

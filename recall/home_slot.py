@@ -42,7 +42,7 @@ _NOT_HOME = frozenset({"schedule", "work"})
 
 def is_move(text: str) -> bool:
     """Whether `text` tells of a move of residence: a move verb with no object, a place or home for object
-    or destination ("we moved to Seattle", "moving back home", "moved house"), or a move cue (a new flat, a
+    or destination ("we moved to Tucson", "moving back home", "moved house"), or a move cue (a new flat, a
     lease, 搬家). Not a rescheduling or a job's move (what is moved, or where to, is a time, a meeting or
     work: "moving the meeting to Friday"), not "moved by" or "move on", not a thing's passive move."""
     if _MOVE_CUE.search(text):
@@ -68,7 +68,7 @@ def _moves_home(before: str, verb: str, after: str) -> bool:
 
 
 def _home_destination(words: list[str]) -> bool:
-    """No "to/from <a time, a meeting, work>" in the clause ("moved to Seattle" is one; "to 10am" is not)."""
+    """No "to/from <a time, a meeting, work>" in the clause ("moved to Tucson" is one; "to 10am" is not)."""
     for n, word in enumerate(words):
         if word in _DESTINATION:
             target = next((w for w in words[n + 1:] if w not in _FILLER), "")

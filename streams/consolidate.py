@@ -285,7 +285,7 @@ _SAME_FACT_TYPES = frozenset({MemoryType.USER_FACT, MemoryType.USER_PREFERENCE})
 
 
 def _across_types(state: UserMemories, candidate: Candidate) -> list[tuple[MemoryRecord, float]]:
-    """Mechanism (one fact, two readings): "I use vim" (a fact) and "我习惯用vim" (a preference) are one habit
+    """Mechanism (one fact, two readings): "I use emacs" (a fact) and "我习惯用emacs" (a preference) are one habit
     read by two rules; a fact or preference finds the other type's memory of the same topic and stance, so the
     repeat reinforces it instead of standing beside it."""
     if is_verbatim(candidate.content):  # a note in the user's words restating a memory of any user type

@@ -21,7 +21,7 @@ _DEFAULT = FilterConfig()
 
 _ZH_USER_SIGNALS = ("我", "喜欢", "希望", "想要", "计划", "以后", "不要", "需要", "偏好", "目标", "约束",
                     "改", "换成", "不再", "搬到", "现在", "说错", "打错", "写错", "记错", "搞错", "弄错", "更正", "纠正", "口误")
-"""First-person and intent signals, plus the change signals a correction opens with ("最近改喝绿茶了", "说错了，不是X，是Y")."""
+"""First-person and intent signals, plus the change signals a correction opens with ("最近改喝豆浆了", "说错了，不是X，是Y")."""
 # English signals are matched on lower-cased text, without a leading \b: Python's
 # regex engine only uses its fast first-character scan for such patterns, so
 # the left word boundary is checked by hand in `_has_word`.
@@ -68,7 +68,7 @@ def has_user_signal(text: str) -> bool:
 @lru_cache(maxsize=4096)
 def has_decision_signal(text: str) -> bool:
     """A confirmation/decision signal in assistant text ("已确认", "we'll go with"…), or an accepted commitment
-    ("Yes - I'll keep a list of the contracts", "可以，我每周五帮你汇总周报")."""
+    ("Yes - I'll track the invoices in a sheet", "行，我每周三帮你整理账单")."""
     for signal in _ZH_DECISION_SIGNALS:
         if signal in text:
             return True

@@ -32,7 +32,7 @@ _CJK_CHAR = re.compile(r"[\u3400-\u9fff]")
 
 def topics_overlap(a: str | None, b: str | None) -> bool:
     """Partly the same topic: a shared word ("horror movies" / "horror films") or, in
-    Chinese, at least half of the characters ("看中文电影" / "看电影")."""
+    Chinese, at least half of the characters ("听中文播客" / "听播客")."""
     if not a or not b:
         return False
     la, lb = a.lower(), b.lower()
@@ -46,15 +46,15 @@ _VERBATIM_PREFIX = re.compile(r"^(?:User (?:said|mentioned|repeated):\s*|用户(
 _SUBJECT = re.compile(r"^(?:User(?:'s)?\s+|用户(?:的)?|I\s+|I'm\s+|my\s+|我(?:的)?)", re.IGNORECASE)
 MIN_RESTATED_CHARS = 8
 RESTATED_SHARE = 0.8
-"""A verbatim note that says much more than the note it holds ("part-time在一家coffee shop打工，每周大概15个小时"
-against "用户每周大概15个小时") is not a restatement: merging it would lose what only it says."""
+"""A verbatim note that says much more than the note it holds ("part-time在一家书店打工，一周差不多12个钟头"
+against "用户一周差不多12个钟头") is not a restatement: merging it would lose what only it says."""
 """A restatement must hold at least this many characters of the other note (no bare "User likes")."""
 
 
 def comparable(content: str) -> str:
     """A note reduced to what it says: no verbatim prefix ("User said: ", "用户说："), no subject ("User", "我"),
-    no third-person "s" on English words ("User uses vim" / "I use vim"), compacted ("用户说：我每天早上6点起床去跑步。"
-    and "用户每天早上6点起床去跑步" both read "每天早上6点起床去跑步")."""
+    no third-person "s" on English words ("User uses vim" / "I use emacs"), compacted ("用户说：我每天晚上9点去游泳。"
+    and "用户每天晚上9点去游泳" both read "每天晚上9点去游泳")."""
     return compact(_AGREEMENT_S.sub("", bare(content)))
 
 
@@ -73,7 +73,7 @@ def has_negator(content: str) -> bool:
 
 
 def opposite_polarity(a: str, b: str) -> bool:
-    """One note carries a negator the other lacks: "User doesn't eat pork" says the opposite of "User eats pork",
+    """One note carries a negator the other lacks: "User doesn't eat beef" says the opposite of "User eats beef",
     however many words they share."""
     return has_negator(a) != has_negator(b)
 
@@ -91,7 +91,7 @@ def is_verbatim(content: str) -> bool:
 def restates(new: str, old: str) -> bool:
     """Mechanism (restatement): a verbatim note that holds a note the rules understood whole, or the reverse,
     and says little more, says it again; the comparison drops the parts that differ only in who wrote the note
-    down. A negator on one side only makes it another statement ("I don't eat pork" / "User eats pork")."""
+    down. A negator on one side only makes it another statement ("I don't eat beef" / "User eats beef")."""
     if is_verbatim(new) == is_verbatim(old) or opposite_polarity(new, old):  # two readings in the user's words are not one restating the other
         return False
     a, b = comparable(new), comparable(old)
@@ -107,7 +107,7 @@ def judge_by_rules(
     if switch := switch_replaces(candidate, existing):
         return Judgement("replace", switch, "rule")
     if new_text == old_text or cosine >= config.near_duplicate_cosine:
-        if opposite_polarity(candidate.content, existing.content):  # "User eats pork" against "… doesn't eat pork"
+        if opposite_polarity(candidate.content, existing.content):  # "User eats beef" against "… doesn't eat beef"
             return _reversal(candidate, existing)
         return Judgement("same", "near-duplicate of an existing memory", "rule")
     if candidate.slot == existing.slot and is_single_valued(candidate.slot):

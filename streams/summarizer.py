@@ -5,7 +5,7 @@ only the new messages. Facts, constraints and plans are the rule extractor's
 normalised statements ("用户是Java后端开发", "User's budget is 500 dollars"),
 not quoted sentences; a user sentence the rules cannot read falls back to
 cue words, with its first person rewritten ("我还要…" -> "用户还要…").
-Assistant text contributes only confirmed conclusions (no "Got it, I'll keep
+Assistant text contributes only confirmed conclusions (no "Sure, I'll bear
 that in mind"). A newer statement drops the item it supersedes: a new value
 of a single-valued slot (location, occupation, name…) or a reversed stance on
 the same topic ("User no longer likes Go" drops "User loves Go").

@@ -1,7 +1,7 @@
 """Habit switches: an explicit switch replaces the habit it names (rule "habit-switch").
 
 A switch statement, once normalised by the rules ("用户改喝绿茶", "用户改喝绿茶（原来喝咖啡）",
-"User switched from coffee to tea", "User drinks tea now instead of coffee"), names a
+"User switched from running to cycling", "User cycles now instead of running"), names a
 verb and a new object, or a from→to pair. It replaces an active memory of the same
 type that is not negated and either
 - uses the same verb with a different object ("用户每天喝咖啡" → verb 喝, object 咖啡), or

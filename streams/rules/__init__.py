@@ -1,7 +1,7 @@
 """Deterministic Chinese and English extraction rules (the embedded default extractor).
 
 `extract_drafts(role, text)` is a pure function of its arguments, so its
-result is cached: repeated messages ("我不吃香菜" said in three sessions) cost
+result is cached: repeated messages ("我不吃葱" said in three sessions) cost
 one dictionary lookup.
 """
 
@@ -94,7 +94,7 @@ def _clean(text: str) -> bool:
     """No credential, handle or personal data anywhere in the whole turn.
 
     A mention keeps only some clauses of a turn, so the filter on its content alone would miss a value whose
-    label was in a dropped clause ("Guest wifi password: Sunflower2024 Lake House").
+    label was in a dropped clause ("Router wifi password: Maple8842 Cabin").
     """
     return not _CREDENTIAL.search(text) and not _HANDLE.search(text) and not find_pii(text)
 
@@ -106,7 +106,7 @@ _CREDENTIAL = re.compile(
     re.IGNORECASE,
 )
 """A careful note-taker never writes a credential down, however it is phrased
-("my password for the staging server is …"); the guard's redaction is the second line."""
+("my password for the billing dashboard is …"); the guard's redaction is the second line."""
 _HANDLE = re.compile(
     r"(?:微信号|微信|QQ号|QQ|用户名|账号|账户)(?:是|为|:)|(?<![a-z])(?:wechat|whatsapp|telegram|skype|signal|discord|"
     r"instagram|twitter|username|user name|handle)(?:\s+(?:id|handle|number|name|account))?(?:\s+(?:is|are)|\s*:)",
@@ -117,7 +117,7 @@ _HANDLE = re.compile(
 
 _NEGATED_NOTE = re.compile(r"^User\s+(?:is|was|has|does|did|can|will)?\s*(?:not|no longer|never)\b|^User (?:doesn't|didn't|can't|won't|isn't)\b"
                            r"|^用户(?:已经|现在|目前)?(?:不再|不|没有|没|从不|再也不)")
-"""A note kept verbatim that denies something ("User is not freelancing anymore") has a negative stance."""
+"""A note kept verbatim that denies something ("User is not tutoring anymore") has a negative stance."""
 _CONTACT_NUMBER = re.compile(r"\d(?:[ .()/-]?\d){4,}")
 """A contact note never keeps a number too short for the guard's phone detectors (the guard redacts the rest)."""
 _SELF_MARK = re.compile(r"我|\b(?:I|I'm|my|we)\b", re.IGNORECASE)
@@ -132,13 +132,13 @@ def script_runs(text: str) -> list[tuple[str, bool]]:
     """The turn cut into runs of one language each: `(text, is_chinese)`, in order.
 
     A clause is Chinese when it has Chinese characters and either opens with
-    one or has few Latin letters ("我是一名 data scientist"), unless it opens
-    with an English subject ("I'm from 北京") or its only Chinese is a pronoun
-    ("我 moved to Seattle", read as English with 我 as "I").
+    one or has few Latin letters ("我是一名 sound engineer"), unless it opens
+    with an English subject ("I'm from 成都") or its only Chinese is a pronoun
+    ("我 moved to Boise", read as English with 我 as "I").
     """
     runs: list[tuple[str, bool]] = []
     for piece in _PIECE.findall(text):
-        piece = _GREETING_BEFORE_CJK.sub("", piece)  # "Hi 我是 Lily": the greeting does not make the clause English
+        piece = _GREETING_BEFORE_CJK.sub("", piece)  # "Hi 我是 Nora": the greeting does not make the clause English
         chinese = _is_chinese(piece)
         if not chinese and CJK.search(piece):
             piece = _english_pronouns(piece)

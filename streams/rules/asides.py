@@ -1,15 +1,15 @@
-"""Facts said in passing inside a request or a question ("Write my resignation letter - I'm leaving after
-5 years at Tencent").
+"""Facts said in passing inside a request or a question ("Draft my farewell email - I'm leaving after
+7 years at Brightwell").
 
 Mechanism (request asides): a request or question sentence is cut into clauses
 as usual; the clauses before the request part are statements (as before), and
 so is every later clause that opens with a first-person subject and states
-something rather than asking ("I'm the best man", "I get nervous speaking in
-public"). A later clause that is itself a request, a question, a wish about the
+something rather than asking ("I'm the godfather", "I get anxious on long
+drives"). A later clause that is itself a request, a question, a wish about the
 answer ("I need it by …", "I want it short") or a conditional is not an aside.
-The request part itself ("write my resignation letter") is never a note, and
+The request part itself ("draft my retirement speech") is never a note, and
 neither is a request put as a wish for a deliverable ("I'd like a summary in
-200 words please", "I need a checklist for the move").
+200 words please", "I need a seating plan for the gala").
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def is_wish_request(clause: str) -> bool:
 
 
 def is_aside(clause: str) -> bool:
-    """A first-person statement said beside a request ("I'm leaving after 6 years at Deloitte")."""
+    """A first-person statement said beside a request ("I'm retiring after 30 years at the post office")."""
     text = clause.strip()
     return _ASIDE.match(text) is not None and _NOT_ASIDE.search(text) is None
 

@@ -79,7 +79,7 @@ def assistant_drafts(text: str) -> list[Draft]:
         split = _ZH_CLAUSE_SPLIT if zh else _EN_CLAUSE_SPLIT
         confirmed = not zh and _EN_CONFIRMED_LEAD.match(sentence) is not None
         header = _PLAN_HEADER.search(sentence)
-        if header is not None:  # "我们就这么定：A，B，C": every clause after the header is an item of the plan
+        if header is not None:  # "那就这么定：A，B，C": every clause after the header is an item of the plan
             out.extend(_plan_items(split.split(sentence[header.end():].rstrip("。.!")), zh))
             sentence = sentence[:header.start()]
         clauses = split.split(sentence.rstrip("。.!"))
@@ -149,7 +149,7 @@ def _en_clause(clause: str, confirmed: bool = False) -> Draft | None:
                      entities_in(content))
     kind = _kind(clause, _EN_KINDS[:1]) or _kind(clause, _EN_KINDS[2:3])  # a decision, or an action by its verb
     if kind is None and confirmed and _EN_WILL.search(clause):
-        kind = T.ASSISTANT_DECISION  # "Agreed, we'll ship on the first Monday": the commitment is the decision
+        kind = T.ASSISTANT_DECISION  # "Agreed, we'll release on the 3rd": the commitment is the decision
     if kind is None and en_commitment(clause) and not _EN_REASONING.search(clause):
         kind = T.ASSISTANT_ACTION  # a promise to do something is an action, whatever limits it mentions
     kind = kind or _kind(clause, _EN_KINDS)
@@ -158,7 +158,7 @@ def _en_clause(clause: str, confirmed: bool = False) -> Draft | None:
     if kind is None and confirmed and en_confirmed_statement(_EN_LEAD.sub("", clause.strip())):
         kind = T.ASSISTANT_DECISION
     if kind is None and standing_rule(clause):
-        kind = T.ASSISTANT_CONSTRAINT  # "no emojis in anything I write for you going forward"
+        kind = T.ASSISTANT_CONSTRAINT  # "no semicolons in anything I draft for you from now on"
     if kind is T.ASSISTANT_ACTION and scheduled(clause):
         kind = T.ASSISTANT_PLAN
     if kind is None or (kind is not T.ASSISTANT_DECISION and _EN_REASONING.search(clause)):
@@ -166,7 +166,7 @@ def _en_clause(clause: str, confirmed: bool = False) -> Draft | None:
     content = clean(_EN_LEAD.sub("", clause.strip()))
     if kind is T.ASSISTANT_DECISION:
         content = _EN_WE.sub("", content)
-    if len(content.split()) < (2 if kind is T.ASSISTANT_DECISION else 3):  # "Use PostgreSQL" is a whole decision
+    if len(content.split()) < (2 if kind is T.ASSISTANT_DECISION else 3):  # "Use SQLite" is a whole decision
         return None
     head = content.split(" ", 1)[0]
     if head.isalpha() and head.islower():

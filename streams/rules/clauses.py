@@ -3,35 +3,35 @@
 Mechanisms:
 
 - verb-first clause: in a list of facts about the user, a clause that opens
-  with a bare verb and a possessive ("walk my dog every morning", "run our
-  family shop") or with a plan verb ("… and want to move into health tech")
+  with a bare verb and a possessive ("water my plants every evening", "run our
+  family shop") or with a plan verb ("… and hope to switch to teaching")
   has dropped its "I"; the subject is put back. Words that open
   clauses without being verbs (prepositions, conjunctions, adverbs) never count.
 - telegraphic self-description: after the user has started describing
-  themselves ("Name's Tomasz, 52, long-haul truck driver from Gdansk, big fan
+  themselves ("Name's Henrik, 47, early-shift baker from Ghent, big fan
   of chess"), a verbless noun phrase is read with the user as subject: a role ending in a known job word
-  ("I'm a long-haul truck driver from Gdansk"), a fandom ("I'm a big fan of
+  ("I'm an early-shift baker from Ghent"), a fandom ("I'm a big fan of
   chess"), or what they have ("I have two grown kids"); in Chinese a place
-  clause about the user's own company, school or home ("公司在宁波") is the user's.
-- self-description heading: "About me:", "Quick bio -", "简单说下我的情况：" make
+  clause about the user's own company, school or home ("公司在无锡") is the user's.
+- self-description heading: "About me:", "Quick bio -", "说一下我的情况：" make
   the user the subject of the clauses that follow, so a list of bare phrases
   after it is read as the user's.
-- dangling opinion: "I think it's not cheap" names nothing to remember.
+- dangling opinion: "I think it's overrated" names nothing to remember.
 - vent: a sentence opened by a groan ("Ugh, …") tells passing mishaps, so its
   events are context, not notes (its stative facts are still read).
 - learning how (Chinese): "想学怎么…" is a goal whose 怎么 is part of the object,
   not a question.
 - telegraphic self-description (Chinese): after the user began describing
   themselves, a bare "女", "湖南人", "程序员", "90后" is theirs.
-- employer by kind (Chinese): "在成都一家游戏公司做原画" is the city, the
+- employer by kind (Chinese): "在西安一家物流公司做会计" is the city, the
   employer and the role, three notes.
-- emphatic 是 (Chinese): "我是在苏州工作的" says where the user works, like "我在苏州工作", and
-  "我是真的很喜欢看纪录片" is a liking like "我真的很喜欢看纪录片".
-- repetition for emphasis ("really, really", "hate, hate, HATE") is one word,
+- emphatic 是 (Chinese): "我是在合肥工作的" says where the user works, like "我在合肥工作", and
+  "我是真的爱下围棋" is a liking like "我真的爱下围棋".
+- repetition for emphasis ("really, really", "loathe, loathe, LOATHE") is one word,
   and a Chinese "still" (还是, 依然) before a fact is dropped, so a repeated
   fact is recognised as the same one.
 - reminder frame: a statement wrapped in a reminder ("Just a reminder that I
-  still hate cilantro", "As I said, I'm vegan", "再说一遍，我不喝酒") is the
+  still dislike mushrooms", "As I said, I'm vegan", "再说一遍，我吃素") is the
   statement itself, so it reinforces the memory it repeats instead of being
   lost in the wrapper.
 """
@@ -70,7 +70,7 @@ _ZH_REMINDER = re.compile(r"(?:^|(?<=[。！？]))(?:再说一遍|再说一次|�
 
 
 def verb_first(clause: str) -> str | None:
-    """ "walk my dog every morning" -> "I walk my dog every morning"; None when it does not open with a verb."""
+    """ "water my plants every evening" -> "I water my plants every evening"; None when it does not open with a verb."""
     m = _VERB_FIRST.match(clause)
     if m is None or m.group("v") and m.group("v").lower() in _NOT_VERB:
         return None
@@ -82,7 +82,7 @@ _ZH_STILL = re.compile(r"^(?P<s>我们|我)?(?:还是|依然|仍然|照样|依�
 
 
 def collapse_repeats(text: str) -> str:
-    """ "I really, really don't like…", "hate, hate, HATE" -> one word, so the clause is not cut at its commas."""
+    """ "I really, really can't stand…", "loathe, loathe, LOATHE" -> one word, so the clause is not cut at its commas."""
     parts = text.lower().split(",")
     if not any(_last_word(a) and _last_word(a) == _first_word(b) for a, b in zip(parts, parts[1:])):
         return text  # the common case, without a regex scan
@@ -104,18 +104,18 @@ _ZH_EMPHATIC_SHI = re.compile(r"^(?P<adv>现在|目前|一直)?是(?=在[^,，�
 
 
 def zh_emphatic_shi(body: str) -> str:
-    """ "是在苏州工作(的)" -> "在苏州工作", "是真的喜欢…" -> "真的喜欢…": emphatic 是 says what the plain clause says."""
+    """ "是在合肥工作(的)" -> "在合肥工作", "是真的喜欢…" -> "真的喜欢…": emphatic 是 says what the plain clause says."""
     body = _ZH_EMPHATIC_SHI.sub(lambda m: m.group("adv") or "", body)
     return body[:-1] if body.endswith("工作的") or body.endswith("上班的") or body.endswith("住的") else body
 
 
 def zh_without_still(body: str) -> str:
-    """ "还是每天跑步" -> "每天跑步": "still" repeats a fact, it does not change it."""
+    """ "还是每周游泳" -> "每周游泳": "still" repeats a fact, it does not change it."""
     return _ZH_STILL.sub(lambda m: m.group("s") or "", body)
 
 
 def restated(text: str) -> list[str]:
-    """The clauses a reminder frame wraps ("reminder I'm lactose intolerant", "again, metric please", "再强调一遍，
+    """The clauses a reminder frame wraps ("reminder I can't have shellfish", "again, Celsius please", "再强调一遍，
     我吃素的"): what the user says again, each up to the end of its clause."""
     if not _MAY_REMIND.search(text):
         return []
@@ -160,14 +160,14 @@ _EN_CONDITION = re.compile(
     r"(?:diabetic|vegan|vegetarian|pescatarian|celiac|coeliac|lactose[- ]intolerant|gluten[- ]free|asthmatic|epileptic|"
     r"colou?r[- ]?blind|deaf|hard of hearing|pregnant|sober|teetotal|left[- ]handed|halal|kosher|"
     r"allergic to\s+\S.*|intolerant to\s+\S.*|(?:a\s+)?(?:non-?)?smoker)$", _I)
-"""A condition named on its own in a self-description ("45 years old, type 1 diabetic, …")."""
+"""A condition named on its own in a self-description ("61 years old, epileptic, …")."""
 
 
 _EN_ORIGIN = re.compile(r"^(?:originally\s+)?from\s+(?-i:[A-Z])[\w .'-]*$", _I)
 
 
 def telegraphic(clause: str, heading: bool = False) -> str | None:
-    """A verbless noun phrase in a self-description, given back its "I" ("truck driver from Gdansk" -> "I'm a …").
+    """A verbless noun phrase in a self-description, given back its "I" ("baker from Ghent" -> "I'm a …").
 
     After a self-description heading (or the user's name) any short noun phrase counts ("museum curator");
     otherwise only a phrase ending in a known job word does.
@@ -198,7 +198,7 @@ _ZH_POSSESSED_PLACE = re.compile(r"^(?P<k>公司|单位|学校|工作地点|办�
 
 
 def zh_possessed_place(body: str) -> str | None:
-    """ "公司在宁波" said in a turn about the user -> "用户的公司在宁波"."""
+    """ "公司在无锡" said in a turn about the user -> "用户的公司在无锡"."""
     m = _ZH_POSSESSED_PLACE.match(body)
     return f"用户的{body}" if m else None
 
@@ -207,7 +207,7 @@ _EN_SELF_INTRO = re.compile(
     r"^(?:(?:a\s+(?:bit|little)|some\s+(?:context|background))\s+about\s+me|about\s+me|(?:quick\s+|short\s+|brief\s+)?"
     r"(?:intro|introduction|bio|background|context)(?:\s+(?:on|about)\s+me)?|me\s+in\s+(?:a\s+nutshell|brief)|me)"
     r"(?:\s+(?:so|first|before|for|to)\b[\w\s']{0,40})?$", _I)
-"""A heading may say what it is for ("Some background so you can help better:")."""
+"""A heading may say what it is for ("Context first so the advice fits:")."""
 _ZH_SELF_INTRO = re.compile(r"(?:自我介绍|介绍(?:一)?下(?:我|自己)|说下我的情况|说一下我的情况|我的(?:基本)?情况|关于我|我的背景)")
 _EN_DANGLING_OPINION = re.compile(
     r"^(?:i|user)\s+(?:think|thinks|guess|guesses|feel|feels|believe|believes|suppose|supposes|reckon|reckons|find|finds)"
@@ -215,12 +215,12 @@ _EN_DANGLING_OPINION = re.compile(
 
 
 def is_self_intro(clause: str) -> bool:
-    """A heading that opens a description of the user ("About me:", "Quick bio", "简单说下我的情况")."""
+    """A heading that opens a description of the user ("About me:", "Quick bio", "说一下我的情况")."""
     return _EN_SELF_INTRO.match(clause.strip()) is not None or _ZH_SELF_INTRO.search(clause) is not None
 
 
 def is_dangling_opinion(clause: str) -> bool:
-    """ "I think it's not cheap": an opinion about something the clause does not name is nothing to remember."""
+    """ "I think it's overrated": an opinion about something the clause does not name is nothing to remember."""
     return _EN_DANGLING_OPINION.match(clause.strip()) is not None
 
 
@@ -229,19 +229,19 @@ _ZH_LEARN_HOW = re.compile(r"(?:想学|在学|要学|学会|学习|想了解|研
 
 
 def is_vent(sentence: str) -> bool:
-    """A sentence opened by a groan ("Ugh, the printer jammed and I missed the bus"): its mishaps are passing."""
+    """A sentence opened by a groan ("Ugh, the kettle broke and I burnt the toast"): its mishaps are passing."""
     return _EN_VENT.match(sentence.strip()) is not None
 
 
 def learns_how(body: str) -> bool:
-    """ "想学一下怎么用AI备课": the 怎么 belongs to what is learnt, so the clause is a goal, not a question."""
+    """ "想学怎么用Excel做预算": the 怎么 belongs to what is learnt, so the clause is a goal, not a question."""
     return _ZH_LEARN_HOW.search(body) is not None
 
 
 ZH_EMPLOYER_KIND = re.compile(r"^(?:现在|目前)?在(?P<p>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:的)?(?:一家|一个|家)(?P<org>[^,，。]{0,8}?"
                               r"(?:公司|工作室|企业|学校|银行|机构|外企|国企|事务所|餐厅|院|所|中心|厂|店|馆|社|台))"
                               r"(?:做|当|担任|上班|工作)(?P<v>[^,，。]{0,10})$")
-"""An employer described by its kind ("在成都一家游戏公司做原画"): the city, the employer and the role."""
+"""An employer described by its kind ("在西安一家物流公司做会计"): the city, the employer and the role."""
 
 
 def zh_employer_kind(m: re.Match[str]) -> tuple[Draft, ...]:

@@ -4,17 +4,17 @@ Three mechanisms for confirmed assistant text:
 
 - commitment: "I'll / we'll / I will" (Chinese "我来/我帮你/我会 … 整理/提醒/跟进", "我把初稿发你")
   followed by a doing verb and its object is
-  an action the assistant owes ("I'll email you the checklist by Thursday"),
+  an action the assistant owes ("I'll send you the draft agenda by Wednesday"),
   whatever the verb; verbs that promise nothing ("keep in mind", "think about",
   "try", "see", "be happy to") are not commitments. A commitment joined to a
-  decision by "and" is its own clause ("the freeze is Friday and I'll write the
-  changelog") and the confirmed statement before it ("Agreed, the freeze is
-  Friday") is the decision.
+  decision by "and" is its own clause ("the launch is Wednesday and I'll draft the
+  release notes") and the confirmed statement before it ("Agreed, the launch is
+  Wednesday") is the decision.
 - options: a clause that lists alternatives or offers a possibility ("you could",
   "the options are", "either … or", "可以考虑", "也可以", "要么") decides nothing.
 - affirmed commitment: an acceptance ("Yes", "Sure", "Will do", "可以", "好的")
-  followed by a commitment ("Yes - I'll keep a running list of the contracts",
-  "可以，我每周五帮你汇总周报") confirms by itself, like "agreed"; so does the
+  followed by a commitment ("Yes - I'll track the invoices in a running tally",
+  "行，我每周三帮你整理账单") confirms by itself, like "agreed"; so does the
   naming idiom "Postgres it is". A commitment to an explanation inside the
   answer ("Sure, I'll explain how closures work") promises nothing to remember.
 - deferral: a sentence that hands the decision to someone else ("that's your
@@ -70,17 +70,17 @@ def en_commitment(clause: str) -> bool:
 
 
 def zh_commitment(clause: str) -> bool:
-    """ "我帮你汇总本周进展", "我每天检查一次": the assistant takes a task on."""
+    """ "我帮你整理这周的账单", "我每天检查一次": the assistant takes a task on."""
     return _ZH_COMMIT.search(clause) is not None
 
 
 def en_split(sentence: str) -> list[str]:
-    """A decision and a commitment joined by "and" ("… is Friday and I'll write …"), as two clauses."""
+    """A decision and a commitment joined by "and" ("… is Wednesday and I'll draft …"), as two clauses."""
     return _EN_COMMIT_SPLIT.split(sentence)
 
 
 def en_confirmed_statement(clause: str) -> bool:
-    """A plain statement in a confirmed sentence ("Agreed, the API freeze is Friday") is the decision."""
+    """A plain statement in a confirmed sentence ("Agreed, the code freeze is Wednesday") is the decision."""
     return _EN_STATEMENT.match(clause) is not None
 
 
@@ -97,13 +97,13 @@ def affirmed_commitment(text: str) -> bool:
 
 
 def standing_rule(clause: str) -> bool:
-    """ "no emojis in anything I write for you going forward", "以后…都不提了": a rule the assistant keeps from
+    """ "no semicolons in anything I draft for you from now on", "以后…都不提了": a rule the assistant keeps from
     now on (a request accepted as a lasting constraint on its own answers)."""
     return _STANDING.search(clause) is not None
 
 
 def scheduled(clause: str) -> bool:
-    """A commitment on a recurring schedule ("每周日我会帮你复盘", "every Monday I'll send…") is a plan."""
+    """A commitment on a recurring schedule ("每周六我会帮你对账", "every Thursday I'll post…") is a plan."""
     return _RECURRING.search(clause) is not None
 
 

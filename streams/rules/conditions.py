@@ -1,6 +1,6 @@
 """A health condition the user lives with is a constraint on what suits them, not a passing fact.
 
-Mechanism (condition as constraint): a note about the user ("User has got type 2 diabetes", "用户自己有高血压",
+Mechanism (condition as constraint): a note about the user ("User has got coeliac disease", "用户自己有哮喘",
 "用户乳糖不耐", "User has a bad knee") that names a lasting condition - a chronic illness, an intolerance, a
 pregnancy, a joint or back that does not work well - is kept as a `user_constraint`: advice about food,
 exercise or travel must respect it. A note about someone else ("User's mum has diabetes", "用户的老伴有糖尿病")

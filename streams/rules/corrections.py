@@ -1,17 +1,17 @@
-"""Corrections that name what they correct ("Sorry, not Utrecht, I meant Eindhoven", "说错了，不是美团，是滴滴").
+"""Corrections that name what they correct ("Sorry, not Leipzig, I meant Dresden", "说错了，不是京东，是顺丰").
 
 Mechanism (named correction): such a sentence carries no subject of its own -
 only the wrong value and the right one. The rules note it as a correction
-(`User corrected "Utrecht" to "Eindhoven"`); consolidation then finds the
+(`User corrected "Leipzig" to "Dresden"`); consolidation then finds the
 user's latest active memory that holds the wrong value, writes the same note
 with the right value in the same type and slot, and retires the old one. A
 correction of a value no memory holds is discarded: on its own it says nothing.
 
 A statement that rejects an alternative in passing ("I work at Deloitte, not
-PwC", "我是产品经理，不是项目经理") is read twice: as the statement without
+PwC", "我是测试工程师，不是开发工程师") is read twice: as the statement without
 "not PwC", and as a correction of PwC to the words just before it, so a memory
 that still holds PwC is rewritten. Only first-person statements count: "my
-brother is a doctor, not a nurse" corrects nothing of the user's.
+aunt is a dentist, not a pharmacist" corrects nothing of the user's.
 
 Frames (after an optional cue: sorry, oops, correction, my bad, 说错了, 更正…):
 "not X, I meant / it's / but Y", "I meant Y, not X", "I said X but I meant Y",
@@ -93,7 +93,7 @@ _ARTICLE = re.compile(r"^(?:an?|the|my)\s+", _I)
 
 
 def _bare(value: str) -> str:
-    """A value without its article ("a Civic" -> "Civic"), so it is found in "User drives a Honda Civic"."""
+    """A value without its article ("a Golf" -> "Golf"), so it is found in "User drives a Volkswagen Golf"."""
     return _ARTICLE.sub("", value).strip()
 
 
@@ -111,14 +111,14 @@ def _rejected_pair(m: re.Match[str], zh: bool) -> tuple[str, str, str] | None:
     head, old = m.group("head").rstrip(" ,，"), clean(m.group("old"))
     old = re.sub(r"^(?:(?:just|only|even|really|actually|an?|the)\s+)+", "", old, flags=_I)
     if zh and m.group("at") != "不是":
-        new = _zh_place_in(head)  # "我是在苏州工作，不在南京": the place after 在, not the characters before the comma
+        new = _zh_place_in(head)  # "我是在合肥工作，不在芜湖": the place after 在, not the characters before the comma
     elif zh:
         new = head[-len(old):]
     elif _NUMBER.fullmatch(old):
-        found = _NUMBER.findall(head)  # "I have two kids, not three": the number corrects the number
+        found = _NUMBER.findall(head)  # "I have three cats, not two": the number corrects the number
         new = found[-1] if found else ""
     else:
-        head = en_object(head)  # "I live in Vancouver now" -> the value ends at "Vancouver"
+        head = en_object(head)  # "I live in Halifax now" -> the value ends at "Halifax"
         words = head.split()
         new = " ".join(words[-len(old.split()):]) if len(words) > len(old.split()) else ""
     new = clean(new)
@@ -194,10 +194,10 @@ def cued_correction(sentence: str) -> tuple[str, str, str] | None:
     """`(wrong, right, rest of the sentence)` for a correction inside a longer sentence that carries a cue.
 
     Mechanism (correction in a clause): a cue ("sorry", "wait", "更正", "说错了") anywhere in the sentence
-    lets the frames be read on each clause, or two clauses together ("不是跑步，是游泳"); a rejected
-    alternative counts then whoever the head is ("the conference is in Porto, not Lisbon"); a frame with
-    only the right value ("it's the 21st", "现在是3只了") leaves the wrong value to its shape
-    (`value_shapes`); "scrap the £800 figure … £1,200" retracts a value for the next one of its shape.
+    lets the frames be read on each clause, or two clauses together ("不是瑜伽，是普拉提"); a rejected
+    alternative counts then whoever the head is ("the workshop is in Bergen, not Oslo"); a frame with
+    only the right value ("it's the 9th", "变成5条了") leaves the wrong value to its shape
+    (`value_shapes`); "scrap the €500 budget … €750" retracts a value for the next one of its shape.
     """
     if not _CUED.search(sentence):
         return None
@@ -223,8 +223,8 @@ Reading = tuple[str, str, str]
 
 
 def _stated(window: str) -> str:
-    """The statement inside an unnamed correction in the first person ("sorry, I'm actually 31" -> "I'm actually
-    31"): it stays for the rules, which may know its slot; "it's the 21st" says nothing on its own."""
+    """The statement inside an unnamed correction in the first person ("sorry, I'm actually 44" -> "I'm actually
+    44"): it stays for the rules, which may know its slot; "it's the 9th" says nothing on its own."""
     zh = CJK.search(window) is not None
     body = (_ZH_CUE_ONLY.sub("", _ZH_APOLOGY.sub("", window)) if zh else _EN_CUE_ONLY.sub("", window)).strip()
     return body if re.match(r"(?:i'm|i am|我)", body, _I) else ""
@@ -268,7 +268,7 @@ _SHAPED_VALUE = re.compile(r"[£$€¥]\s?\d(?:[\d,.]*\d)?k?|\d+(?:\.\d+)?\s?[a-
 
 
 def _value(raw: str) -> str:
-    """The value up to the first emoji or symbol ("狗😂 昨天手快打错了" -> "狗")."""
+    """The value up to the first emoji or symbol ("猫🙈 刚才打太快了" -> "猫")."""
     return _TRAILING_SYMBOLS.sub("", clean(_SYMBOL.split(raw, 1)[0]))
 
 
@@ -302,7 +302,7 @@ def corrected_content(content: str, old: str, new: str) -> str:
     if CJK.search(old):
         return content.replace(old, new)
     if _PROPER.fullmatch(new) and " " in new and _PROPER.fullmatch(old):
-        # a multi-word name replaces the whole name the old value ends ("Honda Civic" -> "Toyota Corolla")
+        # a multi-word name replaces the whole name the old value ends ("Volkswagen Golf" -> "Skoda Octavia")
         whole = re.compile(rf"(?<![A-Za-z0-9_])(?:[A-Z][\w-]*\s+)*{re.escape(old)}(?![A-Za-z0-9_])")
         if whole.search(content):
             return whole.sub(new.replace("\\", r"\\"), content)

@@ -1,20 +1,20 @@
-"""Degree kept with what it grades: "mildly allergic", "kind of likes", "不太能吃辣", "特别讨厌".
+"""Degree kept with what it grades: "mildly allergic", "kind of likes", "不太能熬夜", "特别讨厌".
 
 Mechanism (degree lifting): a degree word right after the subject is taken
 out, the clause without it is read by the ordinary rules, and the word is put
 back into the note in front of the predicate ("User is mildly allergic to …",
-"用户不太能吃辣"). A weakener changes what a helper should do with the fact (a
+"用户不太能熬夜"). A weakener changes what a helper should do with the fact (a
 splash of milk is fine for someone slightly lactose intolerant), so it is never
 dropped; the common intensifiers that change nothing ("really", "just",
 "totally") are not lifted, so they stay out of the note as before.
 
 - English: the word follows "I", "I'm", "I am" or "we" ("I mildly dislike",
-  "I'm slightly lactose intolerant", "I kind of like").
-- Chinese: the word follows the (possibly dropped) subject ("特别讨厌开会",
-  "有点怕坐飞机"); a negated degree ("不太能", "不怎么喝") is read as the plain
-  negation ("不能", "不喝") and restored on the negation ("用户不太能吃辣").
+  "I'm slightly afraid of spiders", "I kind of like").
+- Chinese: the word follows the (possibly dropped) subject ("特别讨厌排队",
+  "有点怕打针"); a negated degree ("不太能", "不怎么喝") is read as the plain
+  negation ("不能", "不喝") and restored on the negation ("用户不太能熬夜").
   A weakener is always kept ("用户比较喜欢…"), and so is a strong intensifier
-  ("特别", "非常", "超级", "极其", "十分": "用户特别喜欢吃火锅"); "很" and "挺" only
+  ("特别", "非常", "超级", "极其", "十分": "用户特别喜欢吃烧烤"); "很" and "挺" only
   when the clause reads nothing without them lifted, since "很喜欢" says no
   more than "喜欢".
 """
@@ -37,7 +37,7 @@ _ZH_LIFT = re.compile(r"^(?P<subj>我们|我)?(?P<deg>特别|非常|超级|极�
 _ZH_NEGATED = ("不太", "不怎么", "不是很")
 _ZH_WEAKENERS = frozenset({"有点儿", "有点", "有些", "稍微", "轻微", "轻度", "比较", "不太", "不怎么", "不是很"})
 _ZH_STRONG = frozenset({"特别", "非常", "超级", "极其", "十分", "严重"})
-"""Intensifiers that grade ("特别喜欢吃火锅" is more than a liking); "很" and "挺" are filler and stay out."""
+"""Intensifiers that grade ("特别喜欢吃烧烤" is more than a liking); "很" and "挺" are filler and stay out."""
 _EN_SKIP = re.compile(r"^User(?:'s| and others)\b")
 
 

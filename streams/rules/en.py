@@ -24,7 +24,7 @@ _LEAD = re.compile(
     _I,
 )
 _VERDICT = r"(?:terrible|awful|bad|good|great|decent|lousy|hopeless|pretty|not|big|huge|total|complete|amateur|keen)"
-"""A judgement before a job noun ("I'm a terrible cook") describes a skill, not an occupation."""
+"""A judgement before a job noun ("I'm a hopeless gardener") describes a skill, not an occupation."""
 _SUBJ = r"^(?:i|we)(?:\s*'\s*(?:m|ve|d|re)|\s+(?:am|are|have|had))?\s+(?:been\s+)?"
 _ADV = (
     r"(?:(?:really|also|still|just|actually|definitely|absolutely|totally|truly|do|genuinely|kind of|"

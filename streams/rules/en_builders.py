@@ -40,7 +40,7 @@ def _age(m: re.Match[str]) -> Draft:
 
 
 def _role_for(m: re.Match[str]) -> Draft:
-    """ "I've been a graphic designer for 8 years": the occupation, with how long it has lasted."""
+    """ "I've been a welder for 12 years": the occupation, with how long it has lasted."""
     job = en_object(m.group("v"))
     content = f"User has been {m.group('art').lower()} {job} for {m.group('d')}"
     return Draft(T.USER_PROFILE, content, 0.9, "occupation", topic_of(job), False, entities_in(job))
@@ -71,7 +71,7 @@ _LANGUAGE_PREF = re.compile(
 
 
 def _language_of(text: str) -> str | None:
-    """The language a preference is about ("answers in English" -> "english"), if any."""
+    """The language a preference is about ("answers in Spanish" -> "spanish"), if any."""
     m = _LANGUAGE_PREF.search(text)
     return (m.group("lang") or m.group("zh")).lower() if m else None
 
@@ -248,7 +248,7 @@ def _diet(m: re.Match[str]) -> Draft:
 
 
 def _fear(m: re.Match[str]) -> Draft | None:
-    """ "I'm scared of dogs": something to spare the user, a negative preference like "怕狗"."""
+    """ "I'm scared of horses": something to spare the user, a negative preference like "怕马"."""
     obj = en_object(m.group("v"))
     if len(obj) < 3:
         return None
@@ -265,7 +265,7 @@ def _main_goal(m: re.Match[str]) -> Draft | None:
 
 
 def _goal(m: re.Match[str]) -> Draft | None:
-    """A plan; "I've been going to a choir" is a habit, not a plan (left to the event notes)."""
+    """A plan; "I've been taking a pottery class" is a habit, not a plan (left to the event notes)."""
     obj = en_object(m.group("v"))
     if len(obj) < 3 or _ONE_OFF.match(obj) or re.search(r"\bbeen\s+(?:going to|gonna)\b", m.group(0), _I):
         return None

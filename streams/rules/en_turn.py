@@ -2,20 +2,20 @@
 
 - A hypothetical or sarcastic sentence (`mood`) states nothing about the user.
 - A question keeps only the statements before its question part
-  ("As a teacher, what's a good way…?" -> "As a teacher").
+  ("As a florist, how do I…?" -> "As a florist").
 - Clauses are cut at ";", ", " (not inside "1,200"), " but ", dashes, and
   " and " / " so " before a new first-person subject.
 - Subject tracking, clause by clause: "I …" / "my …" is the user; a clause
-  that starts with a verb ("Just moved to Portland", "… but moved to London")
+  that starts with a verb ("Just moved to Tucson", "… but moved to Cork")
   inherits the user as subject; "a/an <job>" after a name is an apposition
-  ("I'm Tom, a backend developer"); "As a <job>" states the user's role; a
+  ("I'm Priya, a data engineer"); "As a <job>" states the user's role; a
   leading "it" is the previous clause's object in the same turn, or the clause
   is dropped (a dangling pronoun); he/she/they clauses are about someone else;
   "my sister lives …" is kept as the user's family fact when it is stative.
-- Role tails: "I'm a nurse working nights", "I'm an analyst at Shopify",
-  "I work at Stripe as an SRE" give the role and the rest as separate facts.
+- Role tails: "I'm a midwife working weekends", "I'm an accountant at Unilever",
+  "I work at Siemens as a QA lead" give the role and the rest as separate facts.
 - Leftovers: first-person informative clauses no rule matched (events
-  included: "I went to a support group yesterday"), in the third person,
+  included: "I went to a chess meetup yesterday"), in the third person,
   one per clause.
 - Narrative chat (`narrative`): fronted time phrases, dropped subjects before
   a past verb or a plan, event notes (past/perfect first-person clauses are
@@ -57,9 +57,9 @@ _CLAUSE_SPLIT = re.compile(
 _FIRST = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|we've|my|our)\b", _I)
 _ADDRESS_ME = re.compile(r"^(?:hey,?\s+|so,?\s+|small thing\s*[-–—,]?\s*)*(?:could|can|would|will)\s+you\s+(?:please\s+)?"
                          r"(?P<ask>call me\s+[^\W\d_][\w'-]*(?:\s+(?:instead|from now on|now))*)(?:\s+please)?\s*[?.!]*$", _I)
-"""A request to be called by a name ("could you call me Michael instead?") states the name."""
+"""A request to be called by a name ("could you call me Theo instead?") states the name."""
 _WITH_SOMEONE = re.compile(r"^(?:my|our)\s+[\w-]+\s+and\s+(?:i|me)\b", _I)
-"""A subject of the user and someone close ("my wife and I"): a statement about the user too."""
+"""A subject of the user and someone close ("my brother and I"): a statement about the user too."""
 _FIRST_SUBJECT = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|we've)\b", _I)
 _OTHER = re.compile(r"^(?:he|she|they|his|her|their|they're|he's|she's|that's|this is|these|those|you|your)\b", _I)
 _IT = re.compile(r"^it(?:'s|\s+is|\s+was)?\b\s*", _I)
@@ -72,9 +72,9 @@ _DROPPED_SUBJECT = re.compile(
 _JOB_CHANGE = re.compile(r"\b(?:left|quit|joined|new job|switched jobs|changed jobs|laid off|resigned|"
                          r"start(?:ing)? (?:at|with)|joining)\b", _I)
 _BARE_AT = re.compile(r"^(?:(?:currently|now|still|for now)\s+)*(?:at|with)\s+(?P<v>(?-i:[A-Z])\S*(?:\s+(?-i:[A-Z])\S*)*)$", _I)
-"""In a turn about changing jobs, "currently still at Square" is the employer now."""
+"""In a turn about changing jobs, "currently still at Vodafone" is the employer now."""
 _SHARED_IM = re.compile(r"^(?P<h>(?:i'm|i am)\s+[\w-]+)\s+and\s+(?P<g>[a-z]{3,}ing\b.*)$", _I)
-"""Mechanism (shared "I'm"): "I'm gluten-free and cooking just for myself" is two facts, "and" sharing the "I'm"."""
+"""Mechanism (shared "I'm"): "I'm vegan and learning to bake" is two facts, "and" sharing the "I'm"."""
 _SHARED_I = re.compile(r"^(?P<h>(?:i'm|i am)\s+(?:\d{1,3}|(?:an?\s+)?(?:[\w-]+\s+){0,3}[\w-]+))\s+and\s+"
                        r"(?P<v>(?:only|also|usually|often|never|always|still|mostly|rarely|sometimes|just|recently|now)\s+[a-z]{2,}\b.*)$", _I)
 """Mechanism (shared "I"): "I'm a busy surgeon and only read on my commute", "I'm 62 and just retired": the
@@ -224,7 +224,7 @@ def _clause(clause: str, turn: _Turn, out: list[Draft], leftovers: list[str], mo
         if narrative is not None:
             out.append(narrative)
             return
-    if _WITH_SOMEONE.match(body):  # "my wife and I are flying to Lisbon": the user is in the subject
+    if _WITH_SOMEONE.match(body):  # "my brother and I are driving to Krakow": the user is in the subject
         turn.subject = "user"
         if not momentary or is_event(body):
             _leftover(body, leftovers, when)
@@ -264,8 +264,8 @@ _PLACED_STUDY = re.compile(r"^User (?:is )?(?:studying|studies|teaches|teaching|
 
 
 def employer_city(draft: Draft) -> list[Draft]:
-    """Mechanism (work or study in a place): "User works at a fintech startup in Manchester", "User teaches high
-    school chemistry in Leeds", "User is studying architecture in Shanghai" also say where the user is, a
+    """Mechanism (work or study in a place): "User works at a robotics lab in Aarhus", "User teaches primary
+    school music in Galway", "User is studying law in Nairobi" also say where the user is, a
     location of its own (a month, a weekday or a language after "in" is no place)."""
     if draft.attribute not in _PLACED_ROLES and not _PLACED_STUDY.match(draft.content):
         return []
@@ -358,9 +358,9 @@ _STUDENT = re.compile(r"\b(?:student|undergrad(?:uate)?|postgrad(?:uate)?|phd ca
 
 
 def _role_parts(body: str) -> list[str]:
-    """A role and its tail as separate clauses ("I'm a nurse working nights")."""
+    """A role and its tail as separate clauses ("I'm a midwife working weekends")."""
     schedule = _WEEKLY_TAIL.search(body)
-    if schedule is not None:  # "… as a dental hygienist three days a week": the role, and how often
+    if schedule is not None:  # "… as a locksmith two mornings a week": the role, and how often
         return [*_role_parts(body[:schedule.start()]), f"I work {schedule.group('s')}"]
     work_as = _WORK_AS.match(body)
     if work_as:
@@ -373,7 +373,7 @@ def _role_parts(body: str) -> list[str]:
     if low.startswith("based "):
         tail = f"I'm {tail}"
     elif low.startswith("at ") and _STUDENT.search(m.group("head")):
-        return [body]  # "a biology student at Edinburgh": the school belongs with the role, it is no employer
+        return [body]  # "a geology student at Tartu": the school belongs with the role, it is no employer
     elif low.startswith(("at ", "for ", "with ", "in ")):
         tail = f"I work {tail}"
     elif low.startswith("from "):
@@ -384,7 +384,7 @@ def _role_parts(body: str) -> list[str]:
 
 
 def relative_draft(body: str) -> Draft:
-    """A stative fact about a relative, as the user's family fact ("User's sister lives in Paris")."""
+    """A stative fact about a relative, as the user's family fact ("User's cousin lives in Quito")."""
     text = "User's " + _objects(re.sub(r"^(?:my|our)\s+", "", body, flags=_I))
     return Draft(T.USER_FACT, text, 0.7, "family", None, False, entities_in(text, prose=True))
 

@@ -8,11 +8,11 @@ Two mechanisms, in both languages:
   something else marks it: an irony cue at the start ("Oh sure,", "Wonderful,",
   "呵呵"), an intensifier, or repetition ("another", "again", "又").
 - repeated mishap (Chinese): "又…了" (it happened again) makes its clause a
-  nuisance, whatever the mishap ("deadline 又提前了，真是 amazing 啊，我好爱我们老板");
+  nuisance, whatever the mishap ("航班又延误了，真是 perfect 啊，我好爱这家航空公司");
   in code-switched text the English nuisances count too.
 - mock claim: an irony cue followed by a justification ("Sure, because I …")
   or an over-sure claim ("Oh great, I clearly have time for …"). Plain
-  praise with nothing marking it ("I love early mornings") is taken at face value.
+  praise with nothing marking it ("I love Monday meetings") is taken at face value.
 - idiom: "nothing says fun like …", "said no one ever", "what could go wrong"
   make their sentence (and, said on its own, the turn) ironic.
 - ironic turn: once a sentence opens with an irony cue and names a nuisance (or
@@ -71,7 +71,7 @@ _ZH_NUISANCE = re.compile(r"加班|堵车|排队|开会|凌晨|熬夜|延误|取
 _ZH_MARK = re.compile(r"可真|真是|太|又|再一次|简直|最|呢$")
 _ZH_EMPHATIC_MARK = re.compile(r"可真|真是|简直|太[^,，。]{0,4}了")
 _ZH_AGAIN = re.compile(r"又[^,，。！!？?]{1,8}了")
-"""A mishap told as happening again ("deadline 又提前了", "又下雨了") is a nuisance whatever it is."""
+"""A mishap told as happening again ("航班又延误了", "又停电了") is a nuisance whatever it is."""
 
 
 def is_ironic(sentence: str) -> bool:

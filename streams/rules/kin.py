@@ -1,10 +1,10 @@
-"""The people and pets around the user, by name: "our beagle Bramble", "Bramble, our beagle", "我家柯基可乐".
+"""The people and pets around the user, by name: "our spaniel Pepper", "Pepper, our spaniel", "我家柴犬豆包".
 
 A profile needs who is who: a plan for the family needs the children's names, a week away needs the dog
-looked after. Such a name is often said in passing inside a sentence about the moment ("我家柯基可乐今天
+looked after. Such a name is often said in passing inside a sentence about the moment ("我家柴犬豆包今天
 又拆家了"), which the statement rules leave as momentary; the relation itself lasts. Here each
 "my/our <relation> <Name>" or "<Name>, my/our <relation>" (in Chinese "我(家|的)<relation><name>") gives
-one note, "User's beagle is called Bramble" / "用户家的柯基叫可乐", unless the turn's notes already
+one note, "User's spaniel is called Pepper" / "用户家的柴犬叫豆包", unless the turn's notes already
 hold the name. Only the relation words decide (people and common pets); nothing about a particular turn.
 """
 

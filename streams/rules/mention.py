@@ -52,7 +52,7 @@ _CALENDAR = (r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day|January|February|March
              r"September|October|November|December")
 _NAMED = re.compile(rf"(?<=\s)(?!I\b|I'|(?:{_CALENDAR})\b)[A-Z][\w'-]+|\d")
 """A capitalised word inside the clause (a name, a title), or a number; a weekday or month alone is a time, not
-a name ("She said it would be ready by Monday" names nothing)."""
+a name ("He promised it for Tuesday" names nothing)."""
 MIN_CONTENT_WORDS = 3
 """A clause that names nothing is kept with this many content words, unless a bare pronoun is its subject (what
 "she" or "it" is, the turn does not say)."""
@@ -125,7 +125,7 @@ def _is_request(sentence: str) -> bool:
 
 
 def _dangling(body: str) -> bool:
-    """ "She said it would be ready by Monday": whom "she" is, the turn does not say."""
+    """ "He promised it for Tuesday": whom "he" is, the turn does not say."""
     return _PRONOUN_SUBJECT.match(body) is not None
 
 

@@ -3,8 +3,8 @@
 These are sentence-level moods, checked before any fact rule runs, in both
 languages (and across a code-switched sentence):
 
-- hypothetical: a conditional or imagined premise ("If I were a doctor…",
-  "Imagine I moved to…", "如果我是老板…", "要是…就好了") - nothing in the
+- hypothetical: a conditional or imagined premise ("If I were a pilot…",
+  "Imagine I quit…", "如果我是校长…", "要是…就好了") - nothing in the
   sentence is a fact about the user;
 - sarcasm: an ironic cue ("oh great", "yeah, because", "wow", "呵呵", "太好了")
   together with a hyperbolic positive ("just love", "absolutely adore",

@@ -18,21 +18,21 @@ exclamation or compliment never hides a clause):
 - motive: "X inspired/pushed/motivated me to V", "X made me (more) determined
   to V" -> "User is motivated to V" (`user_goal`), whatever X is;
 - experience through the object: a clause about something else that did
-  something to the speaker ("Painting has helped me with my anxiety",
+  something to the speaker ("Knitting has helped me with my insomnia",
   "The group made me feel accepted") is noted as the user's experience:
-  "User's experience: painting has helped them with their anxiety";
+  "User's experience: knitting has helped them with their insomnia";
 - shared photo: "Here's a pic of X" / "This photo is from X" / "Check out this
   picture of X" -> "User shared a photo of X"; "Here's one I made last week"
   -> "User shared something they made last week";
 - task turn: in a turn that asks the assistant for help ("Can you help me
-  plan meals?", "What's a good study plan?") a past event told on the side
-  ("Yesterday I took my dog to the vet") is context for the task, not a note;
+  budget for a move?", "How should I warm up before a run?") a past event told on the side
+  ("Last night I dropped my bike at the repair shop") is context for the task, not a note;
 - attachment: a described attachment ("[image: a photo of a lake at dusk]")
   is something the user shared: "User shared a photo of a lake at dusk";
 - presentative: "Check out my painting for the show" -> "User shared their
   painting for the show";
 - phatic: greetings, thanks, congratulations, compliments and wishes
-  ("Thanks for sharing that with me", "Glad you had fun") give nothing.
+  ("Thanks for letting me know", "Glad you had fun") give nothing.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ _FIXED: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^i\s*'\s*ll\b|^i will\b", "User will"),
         (r"^i\s*'\s*d\b|^i would\b", "User would"),
         (r"^i was\b", "User was"),
-        (r"^(?:my|our)\s+(?P<who>[\w-]+)\s+and\s+i\b", r"User and their \g<who>"),  # "my wife and I are …"
+        (r"^(?:my|our)\s+(?P<who>[\w-]+)\s+and\s+i\b", r"User and their \g<who>"),  # "my brother and I are …"
         (r"^my\b", "User's"),
         (r"^our\b", "User's"),
         (r"^i (?:don't|do not|dont)\b", "User doesn't"),

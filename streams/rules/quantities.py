@@ -3,19 +3,19 @@
 Mechanisms:
 
 - measured attribute (Chinese): in a turn where the user is the subject, a
-  subject-less clause made of a noun and an amount with its unit ("月薪大概1.8万",
-  "团队一共5个人", "房租每月3000块") is the user's attribute, noted whole with
-  its number ("用户的月薪大概1.8万"); a clause with no unit or amount is not.
-- stay duration (Chinese): "在四大实习过半年" keeps the place with how long.
-- role duration (Chinese): "做了4年Java开发" is the role and how long it has
+  subject-less clause made of a noun and an amount with its unit ("月薪大概2.3万",
+  "部门一共8个人", "房租每月3000块") is the user's attribute, noted whole with
+  its number ("用户的月薪大概2.3万"); a clause with no unit or amount is not.
+- stay duration (Chinese): "在银行实习过三个月" keeps the place with how long.
+- role duration (Chinese): "做了6年Python开发" is the role and how long it has
   been held, two notes, the number kept in the second.
 - bare age (English): in a list of facts about the user, a clause that is only
   a number of years ("68", "41 years old") is the user's age.
-- age to come (English): "I'm turning 40 in March" is a fact with its date, not
+- age to come (English): "I'm turning 35 in October" is a fact with its date, not
   a plan and not the present age.
 - measured clause (English): a first-person clause with an amount and its unit
-  ("I weigh about 82 kg") is kept even when it has few other words.
-- embedded age (English): "a 27-year-old paramedic" / "I'm 27 and …" gives the
+  ("I weigh about 67 kg") is kept even when it has few other words.
+- embedded age (English): "a 34-year-old electrician" / "I'm 34 and …" gives the
   age as well as the rest of the clause.
 """
 
@@ -38,14 +38,14 @@ _ZH_NOT_KEY = re.compile(r"^(?:你|您|他|她|它|这|那|哪|谁|什么|多少
 _ZH_DURATION_FACT = re.compile(
     rf"^(?:之前|以前|曾经|过去|已经)?在[^,，。]{{1,10}}?(?:工作|上班|实习|任职|读书|念书|生活|[\u4e00-\u9fff](?=过|了))(?:过|了)?"
     rf"{_ZH_AMOUNT}(?:多)?(?:年|个月)(?:多)?(?:的)?[\u4e00-\u9fff]?(?:了)?$")
-"""Also with the object the verb keeps after the span ("在青岛教了十二年书") and a past marker ("之前在X待了两年")."""
+"""Also with the object the verb keeps after the span ("在大连教了八年书") and a past marker ("之前在X待了两年")."""
 _EN_BARE_AGE = re.compile(r"^(?P<v>\d{1,2})(?:\s*(?:years? old|yrs? old|yo|y/o))?$", _I)
 _EN_EMBEDDED_AGE = re.compile(
     r"^(?:i'm|i am)\s+(?:a|an)\s+(?P<v>\d{1,2})[- ]year[- ]old\b|^(?:i'm|i am)\s+(?P<v2>\d{1,2})(?:\s+years old)?\s+and\b", _I)
 
 
 def zh_measured(body: str) -> Draft | None:
-    """ "月薪大概1.8万" said of the user -> "用户的月薪大概1.8万"."""
+    """ "月薪大概2.3万" said of the user -> "用户的月薪大概2.3万"."""
     m = _ZH_MEASURED.match(body)
     if m is None or _ZH_NOT_KEY.match(body):
         return None
@@ -54,7 +54,7 @@ def zh_measured(body: str) -> Draft | None:
 
 
 def zh_duration(body: str) -> Draft | None:
-    """ "在四大实习过半年" said of the user -> "用户在四大实习过半年" (the place and how long, one note)."""
+    """ "在银行实习过三个月" said of the user -> "用户在银行实习过三个月" (the place and how long, one note)."""
     if _ZH_DURATION_FACT.match(body) is None:
         return None
     return Draft(T.USER_FACT, f"用户{body}", 0.7, None, None, False, entities_in(body))
@@ -76,7 +76,7 @@ _EN_MEASURE = re.compile(
 
 
 def en_turning(clause: str) -> Draft | None:
-    """ "I'm turning 40 in March" -> "User turns 40 in March": an age to come, kept with its date."""
+    """ "I'm turning 35 in October" -> "User turns 35 in October": an age to come, kept with its date."""
     m = _EN_TURNING.match(clause.strip())
     if m is None or not 1 <= int(m.group("v")) <= 120:
         return None
@@ -85,12 +85,12 @@ def en_turning(clause: str) -> Draft | None:
 
 
 def en_measured(clause: str) -> bool:
-    """The clause gives an amount with its unit ("about 82 kg", "90 minutes", "$40k")."""
+    """The clause gives an amount with its unit ("about 67 kg", "90 minutes", "$40k")."""
     return _EN_MEASURE.search(clause) is not None
 
 
 def en_embedded_age(clause: str) -> Draft | None:
-    """The age inside "I'm a 27-year-old paramedic" or "I'm 27 and …"."""
+    """The age inside "I'm a 34-year-old electrician" or "I'm 34 and …"."""
     m = _EN_EMBEDDED_AGE.match(clause.strip())
     if m is None:
         return None
@@ -105,7 +105,7 @@ _ZH_ROLE_YEARS = re.compile(rf"^了?(?P<n>{_ZH_AMOUNT})(?:多)?(?P<u>年|个月)
 
 
 def zh_role_duration(job: str) -> tuple[Draft, Draft] | None:
-    """ "做了4年Java开发": the role ("用户是Java开发") and how long ("用户做了4年Java开发")."""
+    """ "做了6年Python开发": the role ("用户是Python开发") and how long ("用户做了6年Python开发")."""
     m = _ZH_ROLE_YEARS.match(job)
     if m is None:
         return None

@@ -1,8 +1,8 @@
 """What the user says again on purpose reinforces what is remembered, whatever the rules make of its words.
 
-Mechanism (restatement marker): "reminder I'm lactose intolerant", "and again, metric please for everything",
+Mechanism (restatement marker): "reminder I can't have shellfish", "and again, Celsius for all the recipes",
 "再强调一遍，我吃素的" wrap a clause the user has said before (`clauses.restated`). The rules read the clause as
-usual; besides, it becomes a repeat note ("User repeated: metric please for everything"). Consolidation
+usual; besides, it becomes a repeat note ("User repeated: Celsius for all the recipes"). Consolidation
 never stores such a note: it reinforces the user's memory that says the clause again (`restated_memory`),
 unless this same turn already reinforced or created that memory. A marker is no proof that the clause was said
 before: with no memory restating it, the clause is noted in the user's words like any other statement

@@ -1,8 +1,8 @@
 """Standing facts the subject rules missed, kept in the user's own words.
 
-A profile needs what a user says about their life in passing: "My daughter Mila turns 6 in two weeks",
-"New place is in Ballard, Seattle", "我家柯基可乐今天又拆家了", "from now on could you answer me in
-Spanish?". The subject rules read sentences of known shapes; a sentence of another shape left no note.
+A profile needs what a user says about their life in passing: "My son Arlo turns 8 next month",
+"New flat is in Kreuzberg, Berlin", "我家柴犬豆包今天又咬坏了拖鞋", "going forward please reply to me in
+French". The subject rules read sentences of known shapes; a sentence of another shape left no note.
 Here every statement of a user turn is read once more, and kept verbatim (as "User said: …" / "用户说：…")
 when all of these hold:
 
@@ -11,7 +11,7 @@ when all of these hold:
 - it is about a specific life domain (`core.domains`: food, health, family, pets, home, work, money, …),
   or about a schedule and names a time;
 - it speaks of the user's own life: a first-person word, and a life domain or a name (in Chinese, where
-  the subject is often left unsaid, the life domain alone: "外婆膝盖不太好");
+  the subject is often left unsaid, the life domain alone: "外公眼睛不太好");
 - it does not correct what was said before (its quote would keep the wrong value beside the corrected one);
 - it is not a task for the assistant, small talk, addressed to "you", about a bare "it" or "that" (what
   it is, the sentence does not say), nor in pasted material;
@@ -65,13 +65,13 @@ _PLACE_ATTRIBUTES = frozenset({"location", "hometown"})
 _LASTING = re.compile(r"\b(?:for (?:\w+ )?years|since(?!\s+(?:i|i'm|i've|we|we're|you|he|she|they|it)\b)|always|every|never|rules?|chronic)\b|好几年|多年|"
                       r"[\d一二三四五六七八九十几两]+年了|一直|常年|长期|每(?:天|周|个月|年)|从不|规定|不许|不准", _I)
 """A fact said to last: a condition for years, a habit every week, a rule that always holds ("since" with a
-subject after it is a reason, "since I'm on nights", not a start)."""
+subject after it is a reason, "since I'm on call", not a start)."""
 _OTHERS_ZH = re.compile(r"^(?:他|她|它|他们|她们|它们|人家|别人|大家)")
 """A Chinese statement that opens on another person speaks of their life, not the user's."""
 _OTHERS_EN = re.compile(r"^(?:he|she|they|it|this|that|these|those|his|her|their|its|you|your|there|here)\b", _I)
 _SUBJECTLESS_DOMAINS = frozenset({"home", "family", "pets", "travel"})
 """Where an English statement with no first-person word is still the user's own: where they live, who they
-live with, where they are going (the pronoun is the first word chat drops: "booked flights!! Osaka, …")."""
+live with, where they are going (the pronoun is the first word chat drops: "booked tickets!! Hanoi, …")."""
 _LEAD_TRIM = re.compile(r"^(?:ok|okay|so|well|oh|lol|haha|yep|yeah|hmm|btw|anyway|guess what)[,!. ]+", _I)
 
 
@@ -83,7 +83,7 @@ def is_standing_note(draft: Draft) -> bool:
 def standing_notes(text: str, drafts: list[Draft]) -> list[Draft]:
     """At most `MAX_NOTES` verbatim notes of the turn's standing facts that `drafts` do not already hold.
     None in pasted material (code, a log); a task for the assistant is no note, but the facts told beside
-    it are ("how early should I order the cake? My daughter Mila turns 6 in two weeks")."""
+    it are ("where can I rent a bouncy castle? My son Arlo turns 8 next month")."""
     if _PASTED.search(text) or len(text) > MAX_TURN_CHARS:
         return []
     split = lasting_clauses(join_fragments(sentences(text)))
@@ -105,7 +105,7 @@ def standing_notes(text: str, drafts: list[Draft]) -> list[Draft]:
         seen = facts if is_life_change(body) else known  # a mention does not hold a change of job or home
         names = {t for e in [*entities_in(body, prose=True), *_WHEN.findall(body)] for t in terms(e)}
         wish = _is_answer_wish(body)  # the notes of a wish rarely hold its words: kept unless mostly covered
-        # a lasting fact of a domain the notes miss ("我妈今年72了，糖尿病好几年" noted only as the age)
+        # a lasting fact of a domain the notes miss ("我爸今年68了，痛风好几年" noted only as the age)
         missed = domains_of(body) - covered  # where the user lives now is news whenever it is said
         new_domain = bool(missed) and ("home" in missed or bool(_LASTING.search(body)))
         if not own or names <= seen and (understood and not (wish or new_domain)
@@ -143,5 +143,5 @@ def _qualifies(body: str, is_question: bool, task: bool) -> bool:
         return specific and not (_OTHERS_ZH.match(body) and not _FIRST_ZH.search(body))
     if _FIRST_EN.search(body):
         return specific or named
-    # chat drops the subject ("New place is in Ballard, Seattle"): a named fact of a standing life domain
+    # chat drops the subject ("New flat is in Kreuzberg, Berlin"): a named fact of a standing life domain
     return named and bool(stated_domains(body) & _SUBJECTLESS_DOMAINS) and not _OTHERS_EN.match(body)

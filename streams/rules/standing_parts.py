@@ -2,12 +2,12 @@
 
 Chat states a standing fact in pieces and beside the moment it was said in:
 
-- a verbless fragment continues the sentence before it: "We're finally doing our honeymoon! Greece, ten
-  days in September." — the place belongs to the honeymoon (`join_fragments`);
-- a sentence bound to the moment may carry a lasting clause: "I'm a vet tech at a clinic in Fitzroy, and
-  today was three dentals in a row", "今天买的零食都含花生，我花生过敏" — the clause in the first person
+- a verbless fragment continues the sentence before it: "We're finally taking our anniversary trip! Iceland,
+  nine days in May." — the place belongs to the trip (`join_fragments`);
+- a sentence bound to the moment may carry a lasting clause: "I'm a dental nurse at a practice in Leith, and
+  today was four extractions in a row", "今天买的饼干都含芝麻，我芝麻过敏" — the clause in the first person
   that is not itself about the moment is kept (`lasting_clauses`);
-- a change of life said for a day is still a lasting change: "first day at Norland Bank tomorrow", "上周
+- a change of life said for a day is still a lasting change: "first day at Halden Insurance tomorrow", "前天
   刚搬过来" (`LIFE_CHANGE`), so such a sentence is not dropped as momentary.
 
 Only sentence shape decides: a short piece that opens on a name and a comma, clause separators, a
@@ -38,12 +38,12 @@ LIFE_CHANGE = re.compile(
 
 
 def join_fragments(split: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
-    """Each short statement that opens on a name and a comma ("Greece, ten days in September.") joined to
+    """Each short statement that opens on a name and a comma ("Iceland, nine days in May.") joined to
     the statement before it."""
     out: list[tuple[str, bool]] = []
     for sentence, is_question in split:
         text = sentence.strip().lstrip("!?.。！？ ")
-        if not text:  # "booked flights!! Osaka, …" leaves a lone "!" between the two
+        if not text:  # "booked tickets!! Hanoi, …" leaves a lone "!" between the two
             continue
         if (out and not is_question and not out[-1][1] and _FRAGMENT.match(text) and not _NOT_FRAGMENT.match(text)
                 and len(text.split()) <= FRAGMENT_WORDS):

@@ -11,10 +11,10 @@ Three mechanisms:
 - lasting state: a perfect clause with a long duration ("I've been a nurse
   for 12 years", "since 2015") is a fact about the user even where side events
   are left out (beside a request).
-- deadline: a task with a due date ("The grant application closes on the 30th",
-  "the deadline for the essay is Friday", "论文周五前必须交", "报告月底截止")
+- deadline: a task with a due date ("The visa form is due on the 12th",
+  "the deadline for the lab report is Tuesday", "报表周三前必须交", "报告月底截止")
   is a `user_constraint` that keeps the date.
-- wish as plan (Chinese): a leftover "用户想<verb>…" ("想投大厂", "想跳到3万") is
+- wish as plan (Chinese): a leftover "用户想<verb>…" ("想考公", "想跳到4万") is
   a goal; "想问", "想知道", "想起", "想法" and the like are not wishes.
 - fronted time (Chinese): a time phrase before a subject-less clause
   ("下半年想转SRE") is lifted, the clause is read, and the time goes back after
@@ -94,7 +94,7 @@ def is_future(clause: str) -> bool:
 
 
 def is_plan(note: str) -> bool:
-    """A leftover note that is a plan: a future marker, or a Chinese wish to do something ("用户想投大厂")."""
+    """A leftover note that is a plan: a future marker, or a Chinese wish to do something ("用户想考公")."""
     return is_future(note) or _ZH_WISH.match(note) is not None
 
 
@@ -106,7 +106,7 @@ def planned(draft: Draft, clause: str) -> Draft:
 
 
 def en_deadline(clause: str) -> Draft | None:
-    """ "The grant application closes on the 30th" -> "User's grant application closes on the 30th"."""
+    """ "The visa form is due on the 12th" -> "User's visa form is due on the 12th"."""
     m = _EN_DEADLINE.match(clause.strip())
     if m is None:
         return None
@@ -120,7 +120,7 @@ def en_deadline(clause: str) -> Draft | None:
 
 
 def zh_deadline(body: str) -> tuple[Draft, ...]:
-    """ "论文周五前必须交" -> "用户的论文周五前必须交"."""
+    """ "报表周三前必须交" -> "用户的报表周三前必须交"."""
     m = _ZH_DEADLINE.match(body)
     if m is None:
         return ()

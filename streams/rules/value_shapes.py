@@ -1,6 +1,6 @@
 """The shape of a value, so a correction that names only the right value finds the wrong one.
 
-Mechanism (shape-matched correction): "wait no, sorry, it's the 21st" or "更新一下，现在是3只了" names
+Mechanism (shape-matched correction): "hang on, my mistake, it's the 9th" or "更新一下，变成5条了" names
 the right value and leaves the wrong one unsaid. The value it replaces is the one of the same shape the
 user said last: a day of the month (14th -> 21st), an amount in the same currency (£800 -> £1,200), a count
 of the same unit (2只 -> 3只), a weekday, a clock time, or a bare number (29 -> 31). Only the shape of the

@@ -43,7 +43,7 @@ _VALUE = re.compile(
     r"^(?:对(?:我|我们)(?:来说|而言))?(?P<x>[^,，。我你他她]{1,16}?)(?:对(?:我|我们)(?:来说|而言)?)?(?:是|真的|也|都)?"
     r"(?:最|很|非常|特别|十分|超级|真的很|格外)?(?:重要|珍贵|宝贵|有意义)(?:的)?(?:了)?$"
 )
-"""Values: "对我来说，家人最重要" / "健康对我很重要" -> "用户看重家人" (the 对我 part is required)."""
+"""Values: "对我来说，自由最重要" / "健康对我很重要" -> "用户看重自由" (the 对我 part is required)."""
 _OTHER_SUBJECT = re.compile(r"^(?:你们|你|您|他们|她们|它们|他|她|它|这个|那个|这|那|大家|别人|有人|[A-Za-z]+\s*(?:说|觉得|认为))")
 _RELATIVE = re.compile(
     r"^(?:的)?(?P<rel>老婆|老公|妻子|丈夫|爱人|女朋友|男朋友|对象|爸爸|妈妈|爸|妈|父亲|母亲|父母|哥哥|哥|姐姐|姐|弟弟|弟|"
@@ -56,7 +56,7 @@ _CONTINUES = re.compile(
     r"^(?:明年|今年|下半年|上半年|下个月|年底|年后|下学期|不太|不怎么|有点|特别|主要|平时|一般|经常|通常|也|还|都|一直|正在|在做|在学|会|能|可以|每天|每周|打算|准备|想|喜欢|负责|用|做|写|学|只)"
 )
 """A subject-less clause that opens with an adverb or a verb continues the user as subject
-("我是前端工程师，主要用React"); one that opens with a noun has a subject of its own ("面试经常问")."""
+("我是运维工程师，平时用Go"); one that opens with a noun has a subject of its own ("面试经常问")."""
 _JOB_CHANGE = re.compile(r"跳槽|离职|换工作|换了工作|入职|跳到|去了")
 _CLAUSE_SPLIT = re.compile(r"[,;，；：]+|(?<!\d):(?!\d)|(?<=[\u4e00-\u9fff]):|(?=但是|不过|可是)")
 _QUESTION = re.compile(
@@ -73,13 +73,13 @@ _BARE_JOB = re.compile(rf"^(?:一名|一个|一位)?(?P<v>(?:退休)?[^,，。�
 _TIME = r"(?:\d{1,2}点|[早晚]上|上午|下午|中午|凌晨|周末|工作日|周[一二三四五六日天]|星期[一二三四五六日天]|每天|白天|夜里)"
 
 _LEISURE = r"(?:周末|晚上|业余时间|业余|空闲时|有空的?时候|有空|闲下来|下班后|放假)(?:的时候)?(?:也|都|就)?"
-"""When a liking is indulged ("周末喜欢打羽毛球") does not make it less of a preference."""
+"""When a liking is indulged ("周末喜欢去钓鱼") does not make it less of a preference."""
 # Rules on the clause body after the subject; `fp` = needs the user to be the subject.
 _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(r"^(?:以后|你可以|可以|就)?叫我(?P<v>[^,，。]{1,12})$"), _name),
     (re.compile(r"^(?:的)?(?:名字|姓名|全名)(?:是|叫)(?P<v>.{1,12})$"), _name),
     (re.compile(r"^叫(?P<v>[^,，。]{1,12})$"), _name),
-    (re.compile(r"^是\s*(?:来自[^,，。的]{2,6}的)?(?P<v>[A-Z][a-z]{1,14}(?:\s[A-Z][a-z]{1,14})?|(?!老师|老板|老总|老大|老人|老乡|小孩|小学|小白)[老小阿][\u4e00-\u9fff])$"), _name),  # "我是 Kevin": a Latin given name
+    (re.compile(r"^是\s*(?:来自[^,，。的]{2,6}的)?(?P<v>[A-Z][a-z]{1,14}(?:\s[A-Z][a-z]{1,14})?|(?!老师|老板|老总|老大|老人|老乡|小孩|小学|小白)[老小阿][\u4e00-\u9fff])$"), _name),  # "我是 Marco": a Latin given name
     (re.compile(rf"^(?:是)?(?:今年|已经|现在|快)?(?P<v>{_NUM})(?:周)?岁"), _age),
     (re.compile(rf"^今年(?P<v>{_NUM})(?:了)?$"), _age),
     (re.compile(r"^是(?:一个|一名|个)?(?P<v>男生|女生|男的|女的|男性|女性|男人|女人|男孩|女孩)$"), _gender),
@@ -101,7 +101,7 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(rf"^{_ADV}(?:住在|居住在|生活在|定居在|定居|住|搬到了|搬到|搬去了|搬去)(?P<v>[^,，。]{{1,16}})$"), _location),
     (re.compile(r"^(?:来自|是)(?P<v>[^,，。个一]{1,8})人$"), _hometown),
     (re.compile(r"^(?:的)?(?:老家|家乡)(?:在|是)?(?P<v>[^,，。的]{1,12}?)(?:的|人)?$"), _hometown),
-    (re.compile(r"^(?:坐标|现居|base在|base)(?P<v>[\u4e00-\u9fffA-Za-z]{2,10})$"), _location),  # "坐标深圳": where the user is based
+    (re.compile(r"^(?:坐标|现居|base在|base)(?P<v>[\u4e00-\u9fffA-Za-z]{2,10})$"), _location),  # "坐标厦门": where the user is based
     (re.compile(r"^(?P<how>本科|硕士|研究生|博士|大学)(?P<at>是|在|读的是|读的)?(?P<v>[^,，。是]{2,12}?)(?:读的|念的|上的|毕业的|毕业)?$"), _studied),
     (re.compile(rf"^{_ADV}(?P<how>在)(?P<v>(?-i:[A-Z])[\w&.-]*(?:\s(?-i:[A-Z])[\w&.-]*)*|[^,，。]{{1,12}}?(?:大学|学院|学校))(?:读|念|学)(?P<subj>[^,，。]{{2,20}})$"), _studied),
     (re.compile(r"^(?P<how>毕业于|在)(?P<v>[^,，。]{1,16}?(?:大学|学院|学校|中学))(?:读书|上学|读研|读博|念书|毕业)?$"), _education),
@@ -142,15 +142,15 @@ def _match(body: str) -> tuple[Draft, ...]:
 
 _CONDITION = re.compile(r"如果|假如|假设|要是|万一|倘若|的话")
 _NOT_BUT = re.compile(r"(不再[^,，。]{1,16})[,，]\s*((?:而是|改|换成|现在)[^,，。]{1,16})")
-""""不再喝咖啡，而是喝绿茶" is one switch, so its two clauses are read as one."""
+""""不再坐地铁，而是骑车" is one switch, so its two clauses are read as one."""
 
 
 def user_drafts(text: str, leftovers: list[str], carried: bool = False) -> list[Draft]:
     """Drafts from a Chinese user turn; unmatched informative clauses go to `leftovers`.
 
     Sentences that are hypothetical or sarcastic state nothing; in a question
-    only the clauses before the question part are statements ("我在广州，周末
-    有什么好玩的？" -> "我在广州"). A job change anywhere in the turn ("跳槽",
+    only the clauses before the question part are statements ("我在昆明，周末
+    去哪儿逛逛？" -> "我在昆明"). A job change anywhere in the turn ("跳槽",
     "离职") makes a bare "现在在X" the new employer.
     """
     out: list[Draft] = []
@@ -161,7 +161,7 @@ def user_drafts(text: str, leftovers: list[str], carried: bool = False) -> list[
         if is_sarcastic(sentence):
             continue
         clauses = _clauses(sentence)
-        if is_hypothetical(sentence):  # "我是左撇子，如果会影响…": the statements before the condition still hold
+        if is_hypothetical(sentence):  # "我是近视眼，如果会影响…": the statements before the condition still hold
             condition = next((i for i, c in enumerate(clauses) if _CONDITION.search(c)), 0)
             if not condition:
                 continue
@@ -180,7 +180,7 @@ def _clause(clause: str, carried: bool | None, out: list[Draft], leftovers: list
     """Handle one clause; returns whether the user is (still) the explicit subject, None when someone else is.
 
     Mechanism (subject carried to a dropped subject): a clause without a subject of its own that continues
-    ("我同事今年刚满30，在学法语") is about whoever the clause before was about, the colleague here.
+    ("我室友今年刚满25，在学日语") is about whoever the clause before was about, the roommate here.
     """
     body = zh_without_still(_LEAD.sub("", _PARTICLE_END.sub("", clause)))
     if carried is None and not (_SELF.match(body) or _TIME_SELF.match(body) or _OTHER_SUBJECT.match(body)) \

@@ -58,7 +58,7 @@ _KNOWN_ORGS = (r"(?:腾讯|阿里巴巴|阿里|字节跳动|字节|百度|华为
                r"携程|小红书|联想|中兴|比亚迪|蔚来|招商银行|平安)")
 _ORG = re.compile(r"(?:公司|集团|科技|银行|大学|学院|医院|研究院|研究所|实验室|工作室|团队|部门|[A-Za-z])$|^" + _KNOWN_ORGS)
 _CITY_ORG = re.compile(r"^(?P<city>[\u4e00-\u9fff]{2,3}?)(?P<org>" + _KNOWN_ORGS + r")$")
-"""A known employer after a city ("杭州阿里", "北京字节")."""
+"""A known employer after a city ("深圳腾讯", "北京字节")."""
 
 
 def _workplace(m: re.Match[str]) -> Draft | None:
@@ -92,7 +92,7 @@ def _role_at(m: re.Match[str]) -> tuple[Draft, ...] | None:
         return None
     role = Draft(T.USER_PROFILE, f"用户是{job}", 0.9, "occupation", topic_of(job), False, entities_in(job))
     city_org = _CITY_ORG.match(place)
-    if city_org is not None:  # "在杭州阿里做设计": the employer, and the city it is in
+    if city_org is not None:  # "在深圳腾讯做运营": the employer, and the city it is in
         org, city = city_org.group("org"), city_org.group("city")
         return (Draft(T.USER_PROFILE, f"用户在{org}工作", 0.85, "company", None, False, (org,)), role,
                 Draft(T.USER_FACT, f"用户在{city}工作", 0.8, "location", None, False, (city,)))
@@ -150,7 +150,7 @@ def _used_to(m: re.Match[str]) -> Draft | None:
 
 
 def _as_role(m: re.Match[str]) -> Draft | None:
-    """"作为一个新手妈妈，…": the user's role or identity, said in passing."""
+    """"作为一个退休教师，…": the user's role or identity, said in passing."""
     who = _v(m)
     if not who:
         return None
@@ -175,7 +175,7 @@ def _education(m: re.Match[str]) -> Draft | None:
 
 
 def _studied(m: re.Match[str]) -> Draft | None:
-    """ "本科同济", "大学在武汉读的", "在UCL读psychology": where (and what) the user studied."""
+    """ "本科浙大", "大学在南京读的", "在KCL读economics": where (and what) the user studied."""
     school = _v(m)
     if not school:
         return None
