@@ -188,7 +188,7 @@ def cue_domains(text: str) -> frozenset[str]:
 
 ZH_TRIP = re.compile(r"(?:去|到)[\u4e00-\u9fff]{1,4}?(?:玩|旅游|旅行|度假|自驾)|"
                      r"(?:玩|待|住|逛)(?:一|两|三|四|五|六|七|八|九|十|几|半|\d+)(?:个)?(?:周|天|晚|星期|礼拜)")
-"""A trip said by its destination and purpose or its length, with no word of travel ("去泰国玩两周", "到大理住三晚")."""
+"""A trip said by its destination and purpose or its length, with no word of travel ("去大理玩三天", "到青岛住两晚")."""
 
 
 @registered

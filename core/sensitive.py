@@ -171,7 +171,7 @@ _PRIVATE = re.compile(
     r"(?:don'?t|do not|never) tell (?:anyone|anybody)|in confidence|off the record)\b|"
     r"私事|私下(?:说|跟你说)|别告诉别人|不要告诉别人|别跟别人说|只跟你说|只能跟你说|悄悄(?:跟你)?说",
     re.IGNORECASE)
-"""The user saying a turn is private ("something private:", "between you and me", "私事", "别告诉别人"):
+"""The user saying a turn is private ("between you and me", "keep this private", "私事", "别告诉别人"):
 what follows is one confidence, every clause of it as sensitive as the whole."""
 SHARE_NEEDED = 3
 """A statement is a note's source when it holds at least one in this many of the note's words."""
@@ -211,7 +211,7 @@ def statement_sensitivity(source: str, note: str) -> frozenset[str]:
     of `source` it was drawn from (the ones that share the most words with it). When no statement holds
     enough of the note's words (`SHARE_NEEDED`), the extractor reworded it ("goes to sleep before 10pm" of
     "bed by ten") and it inherits those of the whole turn: what it came from cannot be told apart. So does a
-    note of a turn the user calls private (`_PRIVATE`): "something private: I'm <condition>, I take <a
+    note of a turn the user calls private (`_PRIVATE`): "between you and me: I have <condition>, I take <a
     medicine by a name no cue knows>" is one confidence."""
     found = sensitive_domains(note)
     if _PRIVATE.search(source):

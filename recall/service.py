@@ -521,7 +521,7 @@ def _profile_and_members(store: MemoryStore, tenant: str, user: str, limit: int,
 
 def left_profile(found: list[SearchHit], members: ProfileMembers) -> set[str]:
     """The standing (L3) memories a search found that the profile document no longer holds though it has
-    taken their last change: a change it was told, found by this question or not ("Maya quit hockey" said
+    taken their last change: a change it was told, found by this question or not ("Tom quit judo" said
     in passing), superseded them. One newer than the document is not judged (the profile has not caught up)."""
     if members is None or members[1] is None:
         return set()

@@ -6,7 +6,7 @@ the rate they charge, an activity dropped, a relationship ended. Pure.
   (`about_job`: the employer, the shifts, the occupation stated: "User is a pharmacist", "用户是收银员")
   and the older changes of job.
 - The rate is one slot: the newest amount charged per unit of work (`rate_claim`: "€40 an hour", "$55/h",
-  千字180元, 每小时300元) takes out the older rate statements that do not name its amount (`rate_keys`). A
+  千字220元, 每小时300元) takes out the older rate statements that do not name its amount (`rate_amounts`). A
   budget ("$200 a month") is no rate: a month is no unit of work.
 - An activity dropped ("quit judo", "stopped violin", "不学书法了", "画画不学了", "不踢 rugby 了") ends
   every older entry that names it (`ended_activities`), whoever it was about.
@@ -43,7 +43,7 @@ _OCCUPATION_ZH = re.compile(
     _SPEAKER + r"(?:用户|我)(?:是|当|做|在\S{0,12}(?:当|做))(?:一名|一个|个)?\s*"
     r"[\u4e00-\u9fffA-Za-z ]{0,6}?(?:员|师|工|长|医生|护士|经理|主管|老板|设计|运营|开发|翻译|律师|会计|审计|销售|记者|编辑|"
     r"司机|厨师|老师|店长|nurse|designer|engineer|manager|developer)")
-"""The user's occupation stated ("User is a pharmacist", "用户是收银员", "我在银行当柜员")."""
+"""The user's occupation stated ("User is a pharmacist", "用户是收银员", "我在药店当店员")."""
 
 
 def job_claim(text: str) -> bool:
@@ -65,7 +65,7 @@ _RATE = re.compile(
     _AMOUNT + r"\s?" + _WORK_UNIT + r"|(?:千字|每千字|每小时|一小时|每个小时|每节课|一节课|每课时|每字)\s?" + _AMOUNT +
     r"|" + _AMOUNT + r"\s?(?:/小时|一小时|每小时|/千字|每千字|一节课|每节课)|(?:" + _CHARGE + r")[^.。!?！？]{0,30}?"
     r"(?:[€$£¥]\s?\d[\d,.]*|\d[\d,.]*\s?(?:€|euros?|dollars?|元|块)|\bR\d[\d,.]*)", re.IGNORECASE)
-"""An amount charged per unit of work ("€40 an hour", "$55/h", 千字180元, 每小时300元) or an amount after a
+"""An amount charged per unit of work ("€40 an hour", "$55/h", 千字220元, 每小时300元) or an amount after a
 word of charging ("raised my fee to $90", "涨价到200元")."""
 
 

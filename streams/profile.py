@@ -51,8 +51,8 @@ class LiveEntry(BaseModel):
 
 
 class UserProfileState(BaseModel):
-    """One user's live L3 memories, the active memories outside L3 that tell of a change (`changes`: "Maya
-    quit hockey" said in passing still ends the standing "hockey on Wednesdays"), and their profile document
+    """One user's live L3 memories, the active memories outside L3 that tell of a change (`changes`: "Tom
+    quit judo" said in passing still ends the standing "judo on Tuesdays"), and their profile document
     as last emitted."""
 
     version: int = 0
