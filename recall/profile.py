@@ -20,13 +20,15 @@ from datetime import datetime
 from functools import lru_cache
 from typing import NamedTuple
 
+import numpy as np
+
 from engram.core.config import RecallConfig
 from engram.core.domains import domains_of
 from engram.core.sensitive import may_show
 from engram.core.scoring import ScoreParts
 from engram.core.text import estimate_tokens, terms
 from engram.core.text_caches import registered
-from engram.projections.ports import profile_order
+from engram.projections.ports import MemoryStore, SearchHit, profile_order
 from engram.schemas.memory import MemoryRecord
 
 from .home_slot import about_where, home_claim, is_move, moved_here, named_places  # noqa: F401 (is_move: part of this API)
@@ -246,3 +248,26 @@ def select_profile(records: Sequence[MemoryRecord], scores: dict[str, ScoreParts
         chosen.append(record)
         used += tokens
     return chosen
+
+
+ProfileMembers = tuple[frozenset[str], datetime | None] | None
+"""The members of the user's profile document and the time of the last change it took (None: no document)."""
+
+
+def profile_and_members(store: MemoryStore, tenant: str, user: str, limit: int,
+                         vector: np.ndarray) -> tuple[list[MemoryRecord], ProfileMembers]:
+    """The profile entries to push, and the `ProfileMembers` of the user's profile document."""
+    document = store.profile_document(tenant, user)
+    return (store.profile_entries(tenant, user, limit, vector),
+            (document.member_ids, document.updated_at) if document is not None else None)
+
+
+def left_profile(found: list[SearchHit], members: ProfileMembers) -> set[str]:
+    """The standing (L3) memories a search found that the profile document no longer holds though it has
+    taken their last change: a change it was told, found by this question or not ("Tom quit judo" said
+    in passing), superseded them. One newer than the document is not judged (the profile has not caught up)."""
+    if members is None or members[1] is None:
+        return set()
+    held, as_of = members
+    return {h.record.memory_id for h in found
+            if h.record.layer == "L3" and h.record.memory_id not in held and h.record.updated_at <= as_of}

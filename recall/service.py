@@ -49,7 +49,7 @@ from .evidence import FusionInput, fuse, showable, withheld_turns, without_turns
 from .context import RecalledItem, build_messages
 from .deadline import PARTS, PartMissed, RecallPool, gather
 from .global_cards import select_cards
-from .profile import profile_budget, select_profile, superseded
+from .profile import left_profile, profile_and_members, profile_budget, select_profile, superseded
 
 log = logging.getLogger("engram.recall")
 Guard = Callable[[float], AbstractContextManager[object]]
@@ -284,7 +284,7 @@ class RecallService:
         cfg = self.config.recall
         wanted = req.limit or cfg.result_limit
         vector = embed_text(self.embedder, req.question)
-        profile_read = partial(_profile_and_members, self.store, req.tenant, req.user, cfg.profile_candidates, vector)
+        profile_read = partial(profile_and_members, self.store, req.tenant, req.user, cfg.profile_candidates, vector)
         replaced_read = partial(self.store.list_memories, req.tenant, req.user, ("replaced",))
         pending = self._pool.submit(profile_read) if self._pool is not None else None  # beside the search
         replaced_pending = self._pool.submit(replaced_read) if self._pool is not None else None
@@ -506,25 +506,3 @@ def _injected_ids(items: list[RecalledItem]) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*(i.item_id for i in items), *quoted]))
 
 
-
-ProfileMembers = tuple[frozenset[str], datetime | None] | None
-"""The members of the user's profile document and the time of the last change it took (None: no document)."""
-
-
-def _profile_and_members(store: MemoryStore, tenant: str, user: str, limit: int,
-                         vector: np.ndarray) -> tuple[list[MemoryRecord], ProfileMembers]:
-    """The profile entries to push, and the `ProfileMembers` of the user's profile document."""
-    document = store.profile_document(tenant, user)
-    return (store.profile_entries(tenant, user, limit, vector),
-            (document.member_ids, document.updated_at) if document is not None else None)
-
-
-def left_profile(found: list[SearchHit], members: ProfileMembers) -> set[str]:
-    """The standing (L3) memories a search found that the profile document no longer holds though it has
-    taken their last change: a change it was told, found by this question or not ("Tom quit judo" said
-    in passing), superseded them. One newer than the document is not judged (the profile has not caught up)."""
-    if members is None or members[1] is None:
-        return set()
-    held, as_of = members
-    return {h.record.memory_id for h in found
-            if h.record.layer == "L3" and h.record.memory_id not in held and h.record.updated_at <= as_of}

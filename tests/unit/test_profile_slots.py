@@ -9,8 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from engram.projections.ports import SearchHit
-from engram.recall.profile import superseded
-from engram.recall.service import left_profile
+from engram.recall.profile import left_profile, superseded
 from engram.recall.slots import ended_activities, ended_partners, job_claim, rate_claim
 from engram.schemas.events import MemoryChanged
 from engram.schemas.memory import MemoryRecord
