@@ -16,8 +16,10 @@ return: "back on Friday", "明天回") is no change of home either.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from engram.core.domains import ARRIVAL, HOME_PLACE, NOT_PLACES, WHEREABOUTS, cue_domains, domains_of
+from engram.core.text_caches import registered
 
 _MOVE_VERB = re.compile(r"\b(?:mov(?:e|es|ed|ing)|relocat(?:e|es|ed|ing|ion))\b", re.IGNORECASE)
 _MOVE_CUE = re.compile(
@@ -171,6 +173,8 @@ def named_places(text: str) -> frozenset[str]:
     return claim_places(text) | frozenset(_NAMED_IN.findall(text))
 
 
+@registered
+@lru_cache(maxsize=65536)
 def moved_here(text: str) -> bool:
     """A claim that is a change of home (a move, an arrival, a home bought), not a residence restated: it
     takes out even the older entries about where the user lives that name no place."""
