@@ -245,22 +245,47 @@ _OWN_TRIP = re.compile(
 """The user's own trip: "my trip", "I'm flying", "一个人的旅行", "我去…"."""
 
 
+_WRITING = re.compile(
+    r"\b(?:cover letter|linkedin|bio|résumé|resume|cv|invoice|release notes?|press release|proposal|pitch|"
+    r"e-?mails?|letters?|messages?|posts?|announcements?|memos?|notices?|newsletters?|tweets?|captions?)\b|"
+    r"邮件|写信|一封信|通知|公告|朋友圈|微博|动态|文案|简历|求职信|自我介绍|发票|推文|帖子|致辞",
+    re.IGNORECASE)
+"""A piece of writing others will read: a cover letter, an email, a post, an invoice, 朋友圈, 简历."""
+WRITING_FOR_OTHERS = "writing_for_others"
+"""The mark `gate_domains` adds to a piece of writing others will read (`_WRITING`) that is not about the
+user's family: a cover letter, a client email, a post is no place for the user's family or love life
+(`may_show`)."""
+
+
+def written_for_others(question: str) -> bool:
+    """Whether the task is a piece of writing others will read (`_WRITING`)."""
+    return bool(_WRITING.search(question))
+
+
+
+
 @registered
 @lru_cache(maxsize=65536)
 def gate_domains(question: str) -> frozenset[str]:
     """The domains a task opens the sensitive gate for: its own (`domains_of`), without travel when the
     task is written to others or organises an event for them (`_FOR_OTHERS`: an invitation, a team
     offsite) and says nothing of the user's own trip (`_OWN_TRIP`): a condition matters on the user's
-    own hike or flight, and is nobody else's business on the trip they organise for others."""
+    own hike or flight, and is nobody else's business on the trip they organise for others. A piece of
+    writing for others not about the user's family gets `WRITING_FOR_OTHERS`."""
     found = domains_of(question)
     if "travel" in found and _FOR_OTHERS.search(question) and not _OWN_TRIP.search(question):
-        return found - {"travel"}
+        found = found - {"travel"}
+    if "family" not in found and written_for_others(question):
+        found = found | {WRITING_FOR_OTHERS}
     return found
 
 
 def may_show(question: frozenset[str], text: str, marked: Iterable[str] = ()) -> bool:
     """Whether a memory of `text` may be shown to a task of domains `question`: always, when neither its
     words nor its extraction `marked` it sensitive; else only when the task reaches one of those domains
-    (`reached`). A record without a mark (made before marks were kept) is judged by its words alone."""
+    (`reached`). A record without a mark (made before marks were kept) is judged by its words alone. Writing
+    for others (`WRITING_FOR_OTHERS`) is shown nothing of the user's family and partners."""
+    if WRITING_FOR_OTHERS in question and "family" in domains_of(text):
+        return False
     sensitive = sensitive_domains(text).union(marked)
     return not sensitive or reached(question, sensitive)

@@ -31,7 +31,7 @@ from engram.core.text_caches import registered
 from engram.projections.ports import MemoryStore, SearchHit, profile_order
 from engram.schemas.memory import MemoryRecord
 
-from .home_slot import about_where, home_claim, is_move, moved_here, named_places  # noqa: F401 (is_move: part of this API)
+from .home_slot import ORIGIN, about_where, home_claim, is_move, moved_here, named_places  # noqa: F401 (is_move: part of this API)
 from .slots import about_job, ended_keys, job_claim, rate_amounts, rate_claim
 
 _DIET_REGIME = re.compile(r"(?<![a-z])(?:vegetarian|vegan|pescatarian|keto|paleo|low-carb|carnivore)(?![a-z])|"
@@ -78,6 +78,12 @@ def _anything(text: str) -> bool:
     return True
 
 
+def _not_origin(text: str) -> bool:
+    """An entry an end may take out: not where the user comes from (a move from Halifax leaves "User is from
+    Halifax" true)."""
+    return not ORIGIN.search(text)
+
+
 SUPERSESSIONS = (Supersession(home_claim, "home", None, about=about_where, slot=True,
                               value_of=lambda e: e.places, sweeps=lambda e: e.moves_home),
                  Supersession(_DIET_CHANGE.search, "food", _DIET_REGIME.search),
@@ -85,12 +91,13 @@ SUPERSESSIONS = (Supersession(home_claim, "home", None, about=about_where, slot=
                  Supersession(_ENGAGEMENT_CHANGE.search, "work", _ENGAGEMENT.search),
                  Supersession(_RESCHEDULE.search, "schedule", None, same_subject=True),
                  Supersession(rate_claim, "money", None, about=rate_claim, slot=True, value_of=lambda e: e.values),
-                 Supersession(_ends_something, "ended", None, same_subject=True, about=_anything, ended=True))
+                 Supersession(_ends_something, "ended", _not_origin, same_subject=True, about=_anything, ended=True))
 """Where the user lives is one slot (`recall.home_slot`): the newest statement that they live, arrived or
 moved somewhere replaces the older entries about where they live, its weather and its area, that name
 another place. So are the job and the rate charged (`recall.slots`): a change of job replaces the old
 employer, occupation and shifts, the newest rate the older ones that name another amount. An activity
-dropped or a relationship ended ends the older entries that name it (`recall.slots.ended_keys`). A change
+dropped, a relationship ended or a place moved away from ends the older entries that name it
+(`recall.slots.ended_keys`; where the user comes from stays). A change
 of diet replaces the diet regime held before; a new project or client the one before; a schedule moved to
 another time the earlier time of the same thing (the two name it: "video call with my parents")."""
 

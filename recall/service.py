@@ -47,6 +47,7 @@ from engram.schemas.memory import MemoryRecord
 from .budget import pack, ranked_within
 from .evidence import FusionInput, fuse, showable, withheld_turns, without_turns
 from .context import RecalledItem, build_messages
+from .current_view import as_outcomes
 from .deadline import PARTS, PartMissed, RecallPool, gather
 from .global_cards import select_cards
 from .profile import left_profile, profile_and_members, profile_budget, select_profile, superseded
@@ -190,6 +191,7 @@ class RecallService:
                 recent = [{"role": t.role, "content": t.content} for t in parts["recent"]]
                 gathered = without_turns(gathered, {t.message_id for t in parts["recent"]})
             gathered = ranked_within(gathered, request.limit or self.config.recall.result_limit)
+            gathered = as_outcomes(gathered, request.question)
         retrieval_ms = deadline.elapsed_ms()
         build_start = time.perf_counter()
         packing = pack(gathered, request.question, request.token_budget or self.config.recall.token_budget)

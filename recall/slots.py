@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import re
 
+from engram.core.domains import cue_domains
 from engram.core.text import terms
+
+from .home_slot import moved_here
 
 _JOB_CHANGE = re.compile(
     r"\b(?:(?:took|accepted|got|landed|start(?:ed|ing|s)|began|begin(?:s|ning)?) (?:the|a|my|this|their|her|his)? ?"
@@ -93,6 +96,27 @@ _ZH_STOP_BEFORE = re.compile(r"([A-Za-z][\w-]+|[\u4e00-\u9fff]{2})\s*(?:也)?不
 _ZH_QUIT = re.compile(r"(?:退出了?|放弃了?|停了)\s*([A-Za-z][\w-]+|[\u4e00-\u9fff]{2})")
 
 
+def ended_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` says an activity was dropped (the spans `ended_activities` reads its objects from)."""
+    spans = [m.span() for m in _EN_STOP.finditer(text) if m.group(1).lower() not in _NOT_ACTIVITY]
+    for pattern in (_ZH_STOP_AFTER, _ZH_QUIT):
+        spans.extend(m.span() for m in pattern.finditer(text))
+    spans.extend((_name_start(text, m.start()), m.end()) for m in _ZH_STOP_BEFORE.finditer(text))
+    return sorted(spans)
+
+
+_NAME_EDGE = frozenset("说的是了和跟与我你他她它们也都就还，,。；;：: ")
+
+
+def _name_start(text: str, start: int, longest: int = 3) -> int:
+    """Where the name of the activity ending at `start` + 2 begins: `_ZH_STOP_BEFORE` reads two characters
+    of it ("小提琴不学了" → 提琴); up to `longest` more before them belong to it until a word that is no name."""
+    while longest and start > 0 and "\u4e00" <= text[start - 1] <= "\u9fff" and text[start - 1] not in _NAME_EDGE:
+        start -= 1
+        longest -= 1
+    return start
+
+
 def ended_activities(text: str) -> frozenset[str]:
     """The activities `text` says were dropped: the object of quit/stopped/gave up, or of 不学/不踢/… 了
     before or after it ("不学书法了", "画画不学了", "不踢 rugby 了")."""
@@ -125,6 +149,44 @@ def ended_partners(text: str) -> frozenset[str]:
     return frozenset(_ROLES.values())
 
 
+_CHANGE_VERB = r"(?:mov|relocat|switch|chang|transferr|transfer|upgrad|downgrad|convert|migrat)\w*"
+EN_FROM_TO = re.compile(
+    r"\b(?P<verb>" + _CHANGE_VERB + r"(?:\s+(?!from\b)[\w'’-]+){0,3}?)\s+from\s+(?P<old>[^,.;:!?()]{1,60}?)\s+"
+    r"(?P<to>to|into|over to)\b", re.IGNORECASE)
+EN_FROM_AFTER_HERE = re.compile(
+    r"\b(?P<verb>" + _CHANGE_VERB + r"(?:\s+(?:back|over|out))?\s+(?:here|there))\s+from\s+"
+    r"(?P<old>(?:the\s+)?(?-i:[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,3}))", re.IGNORECASE)
+ZH_FROM = re.compile(r"从(?P<old>[^，,。；;！!？?从]{1,15}?)(?P<verb>搬|迁|调|转|换|跳槽)")
+"""A change from one value to another: "moved from Halifax to Moncton", "relocated here from Porto",
+"switched from Angular to Svelte", 从长沙搬到厦门; `old` is the value left."""
+
+
+def change_origins(text: str) -> tuple[str, ...]:
+    """The values `text` says were changed away from (the `old` of `EN_FROM_TO`, `EN_FROM_AFTER_HERE`, `ZH_FROM`)."""
+    return tuple(m.group("old") for pattern in (EN_FROM_TO, EN_FROM_AFTER_HERE, ZH_FROM) for m in pattern.finditer(text))
+
+
+def left_places(text: str) -> frozenset[str]:
+    """The places the user's own change of home (`home_slot.moved_here`) says they left ("moved from Halifax to
+    Moncton", 从长沙搬到厦门): what named them as where the user is ends."""
+    if not moved_here(text):
+        return frozenset()
+    return frozenset(m.group("old") for pattern in (EN_FROM_TO, EN_FROM_AFTER_HERE, ZH_FROM)
+                     for m in pattern.finditer(text) if not _someone_elses(text[:m.start()]))
+
+
+_WITH_THE_USER = re.compile(r"\b(?:I|we|User(?!['’]s| said)|and I)\b|我", re.IGNORECASE)
+
+
+def _someone_elses(before: str) -> bool:
+    """Whether the words before a move say it is a relative's ("my sister moved …"), not the user's with
+    them ("my husband and I moved …", "我和老公从…搬到…")."""
+    said = re.sub(r"^(?:User said:\s*|用户说[:：]\s*)", "", before)
+    return "family" in cue_domains(said) and not _WITH_THE_USER.search(said)
+
+
 def ended_keys(text: str) -> frozenset[str]:
-    """The words of what `text` says has ended (an activity dropped, a partner left), as `terms` reads them."""
-    return frozenset(t for word in ended_activities(text) | ended_partners(text) for t in terms(word))
+    """The words of what `text` says has ended (an activity dropped, a partner left, a place moved away
+    from), as `terms` reads them."""
+    ended = ended_activities(text) | ended_partners(text) | left_places(text)
+    return frozenset(t for word in ended for t in terms(word))

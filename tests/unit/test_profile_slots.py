@@ -10,7 +10,7 @@ import pytest
 
 from engram.projections.ports import SearchHit
 from engram.recall.profile import left_profile, superseded
-from engram.recall.slots import ended_activities, ended_partners, job_claim, rate_claim
+from engram.recall.slots import ended_activities, ended_partners, job_claim, left_places, rate_claim
 from engram.schemas.events import MemoryChanged
 from engram.schemas.memory import MemoryRecord
 from engram.streams.processor import ProcessorContext
@@ -152,3 +152,23 @@ def test_recall_leaves_out_a_found_profile_memory_the_document_no_longer_holds()
     as_of = old.updated_at + timedelta(days=1)
     assert left_profile(hits, (frozenset(), as_of)) == {"old"}  # "new" is newer than the document: not judged
     assert left_profile(hits, None) == set()
+
+
+@pytest.mark.parametrize(("text", "left"), [
+    ("User said: my husband and I moved from Cork to Galway", {"Cork"}),
+    ("用户上个月从长沙搬到了厦门", {"长沙"}),
+    ("User's sister moved from Leeds to York", set()),
+    ("用户的妹妹从长沙搬到了厦门", set()),
+    ("User switched from Angular to Svelte", set()),
+])
+def test_the_place_left_is_the_users_own_move_away(text: str, left: set[str]) -> None:
+    assert left_places(text) == frozenset(left)
+
+
+def test_a_move_away_ends_what_named_the_old_place_but_not_where_the_user_comes_from() -> None:
+    gone = _gone(("work", "用户在长沙工作", 0), ("origin", "用户来自长沙", 1), ("dog", "用户家的狗叫豆包", 2),
+                 ("move", "用户上个月从长沙搬到了厦门", 5))
+    assert gone == {"work"}
+    gone = _gone(("park", "User walks the dog in a Cork park every morning", 0), ("from", "User is from Cork", 1),
+                 ("move", "User said: my husband and I moved from Cork to Galway", 4))
+    assert gone == {"park"}

@@ -1,0 +1,112 @@
+"""A change is shown as its outcome unless the question looks back; writing for others sees neither the
+user's family nor the names a confidentiality rule covers."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from engram.core.config import DEFAULT_CONFIG
+from engram.core.text import terms
+from engram.core.sensitive import WRITING_FOR_OTHERS, gate_domains, may_show
+from engram.recall.current_view import looks_back, masked_confidential, outcome_view, shown_text
+from engram.recall.service import RecallRequest, RecallResult
+from engram.runtime.context import default_context
+from engram.runtime.engine import EmbeddedRuntime
+from tests.drivers import T0, turn
+
+
+@pytest.mark.parametrize(("note", "shown", "left_out"), [
+    ("User moved from Halifax to Moncton with their family", "User moved to Moncton with their family", "halifax"),
+    ("User relocated here from Porto in May", "User relocated here in May", "porto"),
+    ("User switched from Angular to Svelte", "User switched to Svelte", "angular"),
+    ("用户去年从长沙搬到了厦门", "用户去年搬到了厦门", "长沙"),
+    ("用户说：我们从海淀搬到了朝阳,上班近了。", "用户说：我们搬到了朝阳,上班近了。", "海淀"),
+])
+def test_a_change_from_one_value_to_another_is_shown_without_the_value_left(note: str, shown: str,
+                                                                           left_out: str) -> None:
+    view, dropped = outcome_view(note)
+    assert view == shown
+    assert left_out in dropped
+
+
+@pytest.mark.parametrize(("note", "gone", "kept"), [
+    ("用户说：女儿说小提琴不学了,现在改学游泳,周二上课。", "小提琴", "游泳"),
+    ("User said: Theo quit karate, he does climbing now.", "karate", "climbing"),
+])
+def test_an_activity_dropped_leaves_the_line_when_the_note_says_what_replaced_it(note: str, gone: str,
+                                                                                  kept: str) -> None:
+    view, dropped = outcome_view(note)
+    assert gone not in view and kept in view
+    assert set(terms(gone)) & dropped
+
+
+@pytest.mark.parametrize("note", ["User quit smoking last year", "User changed jobs in March",
+                                  "用户说：儿子不学钢琴了。", "User moved to Kyoto"])
+def test_a_note_that_names_no_replaced_value_is_shown_as_it_is(note: str) -> None:
+    assert outcome_view(note)[0] == note
+
+
+def test_a_question_that_looks_back_or_names_the_old_value_sees_the_note_whole() -> None:
+    note = "User moved from Halifax to Moncton"
+    assert shown_text(note, "Find me a pizza place for Friday") == "User moved to Moncton"
+    assert looks_back("Where did I live before?")
+    assert shown_text(note, "Where did I live before?") == note
+    assert shown_text(note, "Any good bakeries in Halifax I should revisit?") == note
+    assert shown_text("用户从长沙搬到了厦门", "我以前住在哪？") == "用户从长沙搬到了厦门"
+
+
+@pytest.mark.parametrize(("note", "secret", "kept"), [
+    ("User said: everything is under NDA for a client we call Project Osprey, so I can't say more.",
+     "Osprey", "NDA"),
+    ("I can't share anything about the Northwind Bank deal with anyone", "Northwind", "can't share"),
+    ("用户说：在帮宏达集团做审计,事务所规定不能对外透露客户名称。", "宏达", "不能对外透露"),
+])
+def test_a_name_a_confidentiality_rule_covers_is_masked_and_the_rule_kept(note: str, secret: str,
+                                                                          kept: str) -> None:
+    masked = masked_confidential(note)
+    assert secret not in masked and kept in masked
+
+
+def test_names_without_a_confidentiality_rule_are_not_masked() -> None:
+    assert masked_confidential("User works at Northwind Bank in Leeds") == "User works at Northwind Bank in Leeds"
+
+
+def test_masking_is_for_writing_others_read_and_spares_a_name_the_question_says() -> None:
+    note = "User said: everything is under NDA for a client we call Project Osprey."
+    assert "Osprey" not in shown_text(note, "Write a LinkedIn post about my month")
+    assert "Osprey" in shown_text(note, "Help me prepare for tomorrow's workshop")
+    assert "Osprey" in shown_text(note, "Write an email to the Osprey steering group")
+
+
+@pytest.mark.parametrize("task", ["Write a cover letter for a staff engineer role",
+                                  "帮我写一封给客户的催款邮件", "帮我写一条朋友圈，庆祝项目上线"])
+def test_writing_for_others_is_shown_nothing_of_the_users_family(task: str) -> None:
+    assert WRITING_FOR_OTHERS in gate_domains(task)
+    assert not may_show(gate_domains(task), "User said: my ex-husband Colm has the kids on weekends")
+    assert may_show(gate_domains(task), "User is a staff engineer at a logistics firm")
+
+
+@pytest.mark.parametrize("task", ["Write a birthday message for my wife", "帮我给女儿的老师写一封信",
+                                  "Plan a Saturday for me and the kids"])
+def test_writing_about_the_family_or_a_plan_for_it_still_sees_it(task: str) -> None:
+    assert may_show(gate_domains(task), "User's wife Maeve loves tulips; their daughter is six")
+
+
+def _ask(runtime: EmbeddedRuntime, question: str) -> RecallResult:
+    return runtime.recall(RecallRequest("t1", "u1", "a1", "fresh", question, T0 + timedelta(days=30)))
+
+
+def test_a_new_session_sees_where_the_user_lives_now_and_history_when_it_asks(tmp_path: Path) -> None:
+    runtime = EmbeddedRuntime(tmp_path, ctx=default_context(DEFAULT_CONFIG, {"ENGRAM_EMBEDDER": "hashing"}))
+    runtime.ingest([turn("We finally moved from Halifax to Moncton last week!", session="s0", at=T0),
+                    turn("I'm a landscape architect, mostly public parks.", session="s0",
+                         at=T0 + timedelta(minutes=1))])
+    ahead = _ask(runtime, "Recommend a few spots for dinner this Friday.")
+    assert "Moncton" in ahead.memory_section and "Halifax" not in ahead.memory_section
+    assert all("Halifax" not in str(i.details.get("evidence", "")) for i in ahead.items)
+    back = _ask(runtime, "Where did I live before I moved?")
+    assert "Halifax" in back.memory_section
+    runtime.close()

@@ -1,0 +1,38 @@
+"""Where the user is, read from how they talk about its weather and seasons (`streams.rules.local_talk`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engram.streams.rules import extract_drafts
+
+
+def _places(text: str) -> list[str]:
+    return [d.content for d in extract_drafts("user", text) if d.attribute == "location"]
+
+
+@pytest.mark.parametrize(("said", "note"), [
+    ("长沙这天气真的离谱，早上穿棉袄中午穿短袖", "用户在长沙"),
+    ("合肥今年梅雨季特别长，衣服都晒不干", "用户在合肥"),
+    ("Oslo最近终于出太阳了，带孩子去公园转了一圈", "用户在Oslo"),
+    ("Calgary winters are no joke, I need proper boots", "User is in Calgary"),
+    ("The rain in Galway has been relentless all week", "User is in Galway"),
+])
+def test_a_place_whose_weather_the_user_talks_of_is_where_they_are(said: str, note: str) -> None:
+    assert _places(said) == [note]
+
+
+@pytest.mark.parametrize("said", [
+    "下周要去昆明出差，昆明天气怎么样？",  # a trip's destination
+    "Planning a trip to Lisbon, is Lisbon weather ok in March?",
+    "今年夏天好热，空调都顶不住",  # no place
+    "最近天气好冷",
+    "Today's weather is lovely",
+    "杭州和苏州这几天都在下雨",  # two places: which one is home cannot be told
+])
+def test_weather_talk_that_names_no_single_place_of_the_users_own_says_nothing(said: str) -> None:
+    assert not [p for p in _places(said) if p.startswith(("用户在", "User is in"))]
+
+
+def test_a_place_already_noted_as_where_the_user_is_is_not_noted_twice() -> None:
+    assert _places("我在昆明，昆明天气真好") == ["用户在昆明"]
