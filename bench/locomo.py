@@ -244,13 +244,21 @@ PUBLISHED_BASELINES = {  # the raw-turn baselines as published for all ten conve
 }
 
 
+def engine_name(kind: str, turns: int, profile: bool) -> str:
+    """The row name of an Engram variant: `engram[hashing]`, `engram[use,context_turns=1,profile=off]`."""
+    parts = [kind, *([f"context_turns={turns}"] if turns else []), *([] if profile else ["profile=off"])]
+    return f"engram[{','.join(parts)}]"
+
+
 def run(folder: Path, *, baselines: bool = True, dense: bool = True, limit_conversations: int | None = None,
         limit_questions: int | None = None, recall_limit: int = 200, recall_budget: int = 100_000,
         candidate_limit: int | None = None, deadline_ms: float = 5000.0, data_dir: Path | None = None,
         model_dir: str | None = None, out: Any = None, embedders: Sequence[str] = ("hashing",),
-        context_turns: Sequence[int] = (0,), context_limit: int = CONTEXT_LIMIT) -> list[dict[str, Any]]:
-    """Run the benchmark; emit and return the JSON records. One Engram row per embedder and
-    `context_turns` value (recall.context_turns_top: 0 is the product default, raw turns not quoted)."""
+        context_turns: Sequence[int] = (0,), context_limit: int = CONTEXT_LIMIT,
+        profiles: Sequence[bool] = (True,)) -> list[dict[str, Any]]:
+    """Run the benchmark; emit and return the JSON records. One Engram row per embedder, `context_turns`
+    value (recall.context_turns_top: 0 is the product default, raw turns not quoted) and profile setting
+    (False: no standing profile pushed, recall.profile_share 0)."""
     from engram.runtime.engine import EmbeddedRuntime
 
     records: list[dict[str, Any]] = []
@@ -284,13 +292,14 @@ def run(folder: Path, *, baselines: bool = True, dense: bool = True, limit_conve
 
     tallies: dict[str, dict[str, Tally]] = defaultdict(dict)
     conv_info: dict[str, dict[str, Any]] = {}
-    variants = [(kind, turns) for kind in embedders for turns in context_turns]
-    engines = [f"engram[{kind}]" if not turns else f"engram[{kind},context_turns={turns}]" for kind, turns in variants]
+    variants = [(kind, turns, profile) for kind in embedders for turns in context_turns for profile in profiles]
+    engines = [engine_name(kind, turns, profile) for kind, turns, profile in variants]
     systems_order = (*engines, *BASELINES)
     with tempfile.TemporaryDirectory(prefix="engram-locomo-") as tmp:
-        for (kind, turns), engine in zip(variants, engines):
-            folder = (data_dir / f"{kind}-{turns}") if data_dir else Path(tmp) / f"{kind}-{turns}"
-            runtime = EmbeddedRuntime(folder, ctx=engram_context(candidate_limit, deadline_ms, kind, turns))
+        for (kind, turns, profile), engine in zip(variants, engines):
+            name = f"{kind}-{turns}" + ("" if profile else "-profile-off")
+            folder = (data_dir / name) if data_dir else Path(tmp) / name
+            runtime = EmbeddedRuntime(folder, ctx=engram_context(candidate_limit, deadline_ms, kind, turns, profile))
             try:
                 for conv in conversations:
                     questions = conv.questions[:limit_questions] if limit_questions else conv.questions
@@ -409,12 +418,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="item limit of the 1,000-token recall the answer metric reads (lifted so the budget binds)")
     parser.add_argument("--data", type=Path, default=None, help="keep the Engram data folder here")
     parser.add_argument("--model-dir", default=None, help="all-MiniLM-L6-v2 folder (default: the packaged one)")
+    parser.add_argument("--profile", choices=("on", "off", "both"), default="on",
+                        help="the standing profile pushed (on), not (off: recall.profile_share 0), or a row of each")
     args = parser.parse_args(argv)
     run(args.folder, baselines=args.baselines, dense=args.dense, limit_conversations=args.limit_conversations,
         limit_questions=args.limit_questions, recall_limit=args.recall_limit, recall_budget=args.recall_budget,
         candidate_limit=args.candidate_limit, deadline_ms=args.deadline_ms, data_dir=args.data,
         model_dir=args.model_dir, embedders=tuple(args.embedder or ("hashing",)),
-        context_turns=tuple(args.context_turns or (0,)), context_limit=args.context_limit)
+        context_turns=tuple(args.context_turns or (0,)), context_limit=args.context_limit,
+        profiles={"on": (True,), "off": (False,), "both": (True, False)}[args.profile])
     return 0
 
 

@@ -180,7 +180,7 @@ class Results:
 def run(data: Path, *, limit: int | None = None, embedders: Sequence[str] = ("hashing",), baselines: bool = True,
         recall_limit: int = RECALL_LIMIT, token_budget: int = TOKEN_BUDGET, deadline_ms: float = 5000.0,
         candidate_limit: int | None = None, context_turns: int = 0, data_dir: Path | None = None,
-        out: Any = None) -> list[dict[str, Any]]:
+        out: Any = None, profiles: Sequence[bool] = (True,)) -> list[dict[str, Any]]:
     from engram.runtime.engine import EmbeddedRuntime
 
     records: list[dict[str, Any]] = []
@@ -198,10 +198,11 @@ def run(data: Path, *, limit: int | None = None, embedders: Sequence[str] = ("ha
     info: dict[str, dict[str, Any]] = {}
     wall = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="engram-lme-") as tmp:
-        for kind in embedders:
-            system = f"engram[{kind}]"
-            folder = (data_dir or Path(tmp)) / kind
-            runtime = EmbeddedRuntime(folder, ctx=engram_context(candidate_limit, deadline_ms, kind, context_turns))
+        for kind, profile in ((k, p) for k in embedders for p in profiles):
+            system = f"engram[{kind}]" if profile else f"engram[{kind},profile=off]"
+            folder = (data_dir or Path(tmp)) / (kind if profile else f"{kind}-profile-off")
+            runtime = EmbeddedRuntime(folder, ctx=engram_context(candidate_limit, deadline_ms, kind, context_turns,
+                                                                 profile))
             latencies: list[float] = []
             ingest_seconds = turns = 0.0
             try:
@@ -300,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="override config recall.candidate_limit (default: the product's)")
     parser.add_argument("--context-turns", type=int, default=0, help="recall.context_turns_top (default 0)")
     parser.add_argument("--keep-data", type=Path, default=None, help="keep the Engram data folders here")
+    parser.add_argument("--profile", choices=("on", "off", "both"), default="on",
+                        help="the standing profile pushed (on), not (off: recall.profile_share 0), or a row of each")
     args = parser.parse_args(argv)
     data = args.data or default_data_path()
     if not data.is_file():
@@ -307,7 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     embedders = tuple(args.embedder or ("hashing",)) if args.engram else ()
     run(data, limit=args.limit, embedders=embedders, baselines=args.baselines, recall_limit=args.recall_limit,
         token_budget=args.token_budget, deadline_ms=args.deadline_ms, candidate_limit=args.candidate_limit,
-        context_turns=args.context_turns, data_dir=args.keep_data)
+        context_turns=args.context_turns, data_dir=args.keep_data,
+        profiles={"on": (True,), "off": (False,), "both": (True, False)}[args.profile])
     return 0
 
 

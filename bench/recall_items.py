@@ -62,12 +62,15 @@ def ranked_items(items: Sequence[Any], known_ids: Collection[str] | None = None,
 
 
 def engram_context(candidate_limit: int | None, deadline_ms: float, embedder: str | None = None,
-                   context_turns: int = 0) -> Any:
-    """The runtime context of a benchmark run: the product's config with the given recall overrides."""
+                   context_turns: int = 0, profile: bool = True) -> Any:
+    """The runtime context of a benchmark run: the product's config with the given recall overrides
+    (`profile` False: no standing profile pushed, `recall.profile_share` 0)."""
     from engram.core.config import DEFAULT_CONFIG
     from engram.runtime.context import default_context
 
     update: dict[str, Any] = {"deadline_ms": deadline_ms, "context_turns_top": context_turns}
+    if not profile:
+        update["profile_share"] = 0.0
     if candidate_limit:
         update["candidate_limit"] = candidate_limit
     config = DEFAULT_CONFIG.model_copy(update={"recall": DEFAULT_CONFIG.recall.model_copy(update=update)})

@@ -101,3 +101,16 @@ def test_longmemeval_command_on_a_tiny_set(tmp_path: Path) -> None:
     assert results["bm25_rounds"]["context"]["max_tokens"] <= 1000
     assert set(results["engram[hashing]"]["by_type"]) == {"single-session-user"}
     assert "ans1k" in done.stdout and "context tokens" in done.stdout and "1/2" in done.stderr
+
+
+def test_profile_both_gives_a_row_with_and_a_row_without_the_standing_profile(tmp_path: Path) -> None:
+    _tiny_set(tmp_path / "lme.json")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "bench/longmemeval.py", "--data", str(tmp_path / "lme.json"),
+                           "--profile", "both", "--no-baselines"], cwd=REPO,
+                          env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    records = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    systems = {r["system"] for r in records if r["kind"] == "lme_question"}
+    assert systems == {"engram[hashing]", "engram[hashing,profile=off]"}
