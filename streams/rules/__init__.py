@@ -123,7 +123,7 @@ _NEGATED_NOTE = re.compile(r"^User\s+(?:is|was|has|does|did|can|will)?\s*(?:not|
 _CONTACT_NUMBER = re.compile(r"\d(?:[ .()/-]?\d){4,}")
 """A contact note never keeps a number too short for the guard's phone detectors (the guard redacts the rest)."""
 _SELF_MARK = re.compile(r"我|\b(?:I|I'm|my|we)\b", re.IGNORECASE)
-_PIECE = re.compile(r".+?(?:[，；。！？!?;\n]+|(?<!\d),|,(?!\d)|\.(?=\s)|$)\s*", re.DOTALL)
+_PIECE = re.compile(r".+?(?:[，；。！？!?;\n]+|(?<!\d),|,(?!\d)|\.(?=\s)|:(?!\d|//)\s*(?=\S)|$)\s*", re.DOTALL)
 """Pieces end at clause punctuation (full-width commas are ASCII after NFKC), never inside "1,200"."""
 _EN_OPENING = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|if|as|can|could|please|imagine)\b", re.IGNORECASE)
 _GREETING_BEFORE_CJK = re.compile(r"^\s*(?:hi|hello|hey|hiya|hallo)\b[\W_]*(?=[\u4e00-\u9fff])", re.IGNORECASE)

@@ -35,9 +35,17 @@ _WS = re.compile(r"\s+")
 
 
 def prepare(text: str) -> str:
-    """NFKC (full-width letters and punctuation to ASCII), straight quotes, single spaces."""
+    """NFKC (full-width letters and punctuation to ASCII), straight quotes, no emotive aside, single spaces."""
     text = unicodedata.normalize("NFKC", text).replace("\u2019", "'").replace("\u2018", "'")
-    return _WS.sub(" ", text).strip()
+    return _WS.sub(" ", _EMOTIVE_ASIDE.sub("", text)).strip()
+
+
+_INTERJECTIONS = (r"(?:so |very |kinda |a bit |真的?|好|太)?(?:sad|happy|sigh|ugh|lol|lmao|haha+|hehe|yay|jk|rip|oops|"
+                  r"meh|ok|phew|whew|crying|smh|omg|哈+|呵+|嘿+|哭|笑|捂脸|叹气|唉|哎|呜+|狗头|手动狗头|破涕为笑|心累|无奈|"
+                  r"开心|难过|伤心|尴尬|汗)")
+_EMOTIVE_ASIDE = re.compile(r"\s*\((?:\s*" + _INTERJECTIONS + r"[\s!.,~]*)+\)", re.IGNORECASE)
+"""A bracketed aside that only emotes ("(so sad)", "(lol)", "(哭)", "(手动狗头)"): a comment on the fact,
+not part of it; a bracket that holds content ("(4)", "(Sarah)", "(gluten-free)") stays."""
 
 
 def squeeze_cjk(text: str) -> str:

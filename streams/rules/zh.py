@@ -24,7 +24,7 @@ from .mood import is_hypothetical, is_momentary, is_sarcastic
 from .zh_builders import FOLLOW_UP as _FOLLOW_UP, JOB as _JOB, Builder
 from .zh_builders import (
     _age, _allergy, _as_role, _studied, _availability, _budget, _cannot, _diet, _dislike, _education, _gender, _goal,
-    _grew_up, _habit, _has, _here, _hometown, _language, _like, _location, _main_goal, _must, _my_thing, _name,
+    _diet_regime, _grew_up, _habit, _has, _here, _hometown, _language, _like, _location, _main_goal, _must, _my_thing, _name,
     _new_role, _occupation, _role_at, _settled, _shift, _standing_wish, _switched, _used_to, _workplace)
 
 _LEAD = re.compile(
@@ -86,6 +86,9 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(rf"^{_ADV}(?:是|做|当|从事)(?:一名|一个|一位|个|名|位)?(?P<v>(?!在)[^,，。]{{0,16}}?{_JOB})(?:的)?(?:工作)?$"), _occupation),
     (re.compile(r"^(?:的)?(?:职业|工作|本职)是(?P<v>.{1,16})$"), _occupation),
     (re.compile(r"^(?:是)?(?:一名|一个|个)?(?:素食者|素食主义者|吃素的)$|^(?:只)?吃素$"), _diet),
+    (re.compile(r"^(?:是|一直是|一直|已经|只)?(?:吃)?(?P<v>vegan|vegetarian|pescatarian|keto|纯素|全素|生酮)(?:的|者)?"
+                r"(?:(?:快|差不多|大概|都|有|已经)?[半一两三四五六七八九十\d]+多?(?:年|个月|周|天)多?了?)?$", re.IGNORECASE),
+     _diet_regime),
     (re.compile(rf"^{_ADV}(?:改|换|转而)(?:成|为)?(?P<verb>喝|吃|用|玩|看|学|听|骑|坐)(?P<v>[^,，。]{{1,16}})$"), _switched),
     (re.compile(rf"^{_ADV}不再(?P<verb>喝|吃|用|玩|看|学|听|骑|坐)(?P<old>[^,，。]{{1,16}}?)(?:而是|改|换成|现在)(?P=verb)(?P<v>[^,，。]{{1,16}})$"), _switched),
     (re.compile(rf"^{_ADV}(?P<when>以前|原来|之前|曾经|过去)(?:很|非常|特别|挺|比较)*(?P<verb>喜欢|爱|热爱|偏好)(?P<v>[^,，。]{{1,24}})$"), _used_to),

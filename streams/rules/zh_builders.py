@@ -103,6 +103,14 @@ def _role_at(m: re.Match[str]) -> tuple[Draft, ...] | None:
     return (role,)
 
 
+def _diet_regime(m: re.Match[str]) -> Draft | None:
+    """A diet regime named in either language inside a Chinese clause ("我吃vegan两年了", "我是vegetarian",
+    "一直吃纯素"): the regime, not how long it has been kept."""
+    regime = m.group("v")
+    content = f"用户是{regime}" if regime.isascii() else f"用户吃{regime}"
+    return Draft(T.USER_CONSTRAINT, content, 0.85, "diet", "diet", False, ())
+
+
 def _language(m: re.Match[str]) -> Draft | None:
     lang = _v(m)
     return Draft(T.USER_PROFILE, f"用户的母语是{lang}", 0.85, "language", topic_of(lang), False, (lang,)) if lang else None
