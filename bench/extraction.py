@@ -59,7 +59,7 @@ SPLITS = {"dev": DATA / "extraction_dev.jsonl", "heldout": DATA / "extraction_he
           "narrative": DATA / "extraction_narrative.jsonl", "narrative2": DATA / "extraction_narrative.jsonl",
           "dev2": DATA / "extraction_dev2.jsonl", "dev3": DATA / "extraction_dev3.jsonl",
           "blind": DATA / "extraction_blind.jsonl", "blind2": DATA / "extraction_blind2.jsonl",
-          "blind3": DATA / "extraction_blind3.jsonl"}
+          "blind3": DATA / "extraction_blind3.jsonl", "blind4": DATA / "extraction_blind4.jsonl"}
 """Each held-out split was written before a round of rule changes and scored once after it:
 `heldout` before any change, `heldout2` before round two, `heldout3` before round three, `narrative` (conversational chat: events, values, plans,
 chit-chat) before the session-5 narrative round; `narrative2` (same file) after its first pass, before the last
@@ -68,9 +68,12 @@ commitments, corrections, facts inside requests, sarcasm, reinforcement) was wri
 kinds and is tuned on. `dev3` covers the same kinds in new wordings (and must-nots: third parties,
 hypotheticals, sarcasm, questions, PII, one-off requests); it was written and scored before the round that tunes on
 it. A split's cases are the lines of its file whose `split` is its name.
-`blind`, `blind2` and `blind3` were each written by a teammate who had read neither the rules nor the other splits, frozen before the
-rule changes it measures, and is scored once at the end: `all` leaves it out, `--split blind` runs it."""
-SEALED = frozenset({"blind", "blind2", "blind3"})
+`blind`, `blind2`, `blind3` and `blind4` were each written by a teammate who had read neither the rules nor the other splits, frozen before the
+rule changes it measures, and is scored once at the end: `all` leaves it out, `--split blind` runs it. `blind4`
+was written in another format for one check: its author's `{"count": type, "terms": …, "n": 1}` ("exactly one
+memory of that type holds the terms") was rewritten, at freezing and unread, as `{"one": true, "terms": …, "type":
+type}`."""
+SEALED = frozenset({"blind", "blind2", "blind3", "blind4"})
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)
 _USERS = {"U": "u1", "B": "u2"}
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -227,7 +230,7 @@ def _check_count(exp: dict[str, Any], active: list[MemoryRecord], messages: Sequ
 
 def _check_one(exp: dict[str, Any], active: list[MemoryRecord], messages: Sequence[str]) -> tuple[bool, str]:
     wanted = exp["terms"] if exp["one"] is True else exp["one"]  # `{"one": true, "terms": [...]}` too
-    found = [m for m in active if _holds(wanted, m)]
+    found = [m for m in active if _kind_ok(exp.get("type"), m) and _holds(wanted, m)]
     return len(found) == 1, "; ".join(m.content for m in found) or "none found"
 
 
