@@ -26,6 +26,7 @@ from .narrative import attachments
 from .repeats import repeat_note
 from .tense import is_plan
 from .local_talk import local_talk_notes
+from .answer_style import answer_style_notes
 from .kin import kin_notes
 from .standing import standing_notes
 
@@ -86,6 +87,7 @@ def _user_drafts(text: str) -> list[Draft]:
         drafts.extend(standing_notes(text, drafts))  # standing facts of shapes the rules above do not read
         drafts.extend(kin_notes(text, drafts))  # the people and pets named with their relation to the user
         drafts.extend(local_talk_notes(text, drafts))  # the place whose weather the user talks of as their own
+        drafts.extend(answer_style_notes(text, drafts))  # how to answer, asked for in general (even as a question)
     drafts.extend(corrections)  # after the statements, so a correction finds the right value already noted
     drafts.extend(repeats)  # last: a repeat reinforces only what this turn did not already
     return [as_constraint(d) for d in drafts if not _CREDENTIAL.search(d.content) and not _HANDLE.search(d.content)

@@ -309,14 +309,16 @@ _CONTACT = re.compile(r"phone|number|e-?mail|address|password|card|account|ssn|p
 
 
 def _my_thing(m: re.Match[str]) -> Draft | None:
-    key, value = m.group("k").lower(), en_object(m.group("v"))
+    said, value = m.group("k"), en_object(m.group("v"))
     if not value or _NOT_OBJECT.match(value):
         return None
-    content = f"User's {key} {m.group('is').lower()} {value}"
+    key = said.lower()
+    shown = said[:1].lower() + said[1:]  # a name in it keeps its capital ("granddaughter Aoife")
+    content = f"User's {shown} {m.group('is').lower()} {value}"
     if _CONTACT.search(key):
         return Draft(T.USER_FACT, content, 0.85, "contact", topic_of(key), False, ())
     attribute = "birthday" if "birthday" in key else None
-    return Draft(T.USER_FACT, content, 0.8, attribute, topic_of(key), False, entities_in(value))
+    return Draft(T.USER_FACT, content, 0.8, attribute, topic_of(key), False, entities_in(f"{said} {value}"))
 
 
 def _identity(m: re.Match[str]) -> Draft:
