@@ -205,12 +205,22 @@ def stated_domains(text: str) -> frozenset[str]:
     return found | {"family"} if "family" not in found and AGE_OF_NAMED.search(text) else found
 
 
+ZH_WHEREABOUTS = re.compile(
+    r"在(?!家|公司|单位|学校|网上|线上|这|那|外面|路上|车上|床上|店里|医院|附近|楼下|楼上|一家|一个|准备|考虑|想|学|做|看)"
+    r"[\u4e00-\u9fff]{2,3}?(?:开(?!会|车|心|始|玩笑)|做(?!饭|作业)|跑|送|当|读|念|教|打工|工作|上班|创业|摆摊|实习|留学|带娃)")
+"""Where the user is, said by what they do there: "在重庆开火锅店", "在西安读考古的研究生", "在郑州送快递" (not
+"在家做饭", "在公司上班", "在考虑…": no place)."""
+
+
 @registered
 @lru_cache(maxsize=65536)
 def domains_of(text: str) -> frozenset[str]:
-    """The domains of `text` (`stated_domains`), with "home" also for any statement of where (`WHEREABOUTS`)."""
+    """The domains of `text` (`stated_domains`), with "home" also for any statement of where (`WHEREABOUTS`,
+    `ZH_WHEREABOUTS`)."""
     found = stated_domains(text)
-    return found | {"home"} if "home" not in found and WHEREABOUTS.search(text) else found
+    if "home" in found:
+        return found
+    return found | {"home"} if WHEREABOUTS.search(text) or ZH_WHEREABOUTS.search(text) else found
 
 
 IMPLIED: dict[str, frozenset[str]] = {"travel": frozenset({"health"})}

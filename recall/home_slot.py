@@ -105,10 +105,10 @@ _LOCAL = re.compile(
     r"天气|气候|下雨|下雪|潮湿|回南天|冬天|夏天|附近|周边|本地|当地|这边|那边|小区|通勤|房租", re.IGNORECASE)
 """Words of where one lives: its weather and seasons, its area, the way to work and the rent (not the home
 as a thing: saving for a house or a flat's oven says nothing of where)."""
-ORIGIN = re.compile(r"\b(?:originally|grew up|born|hometown|raised|is from|are from|comes? from)\b|长大|出生|老家|家乡|"
-                    r"籍贯|来自|是[\u4e00-\u9fff]{2,4}人", re.IGNORECASE)
-"""Where the user comes from ("User is from Cork", "用户来自长沙", "grew up in …"): not where they live."""
-"""Where the user comes from: no statement of where they live now."""
+ORIGIN = re.compile(r"\b(?:originally|grew up|born|hometown|raised)\b|\b(?:User|I)(?: is|'m| am| comes?) (?:originally )?from\b|"
+                    r"(?:用户|我)(?:也|本|原本)?(?:是[\u4e00-\u9fff]{2,4}人|来自)|长大|出生|老家|家乡|籍贯", re.IGNORECASE)
+"""Where the user comes from ("User is from Cork", "用户是长沙人", "grew up in …"; not a roommate's "是德国人"):
+no statement of where they live now."""
 _NAMED_IN = re.compile(r"(?<![A-Za-z])(?:in|based in|out of|here in|around) (?!(?:" + NOT_PLACES + r")\b)([A-Z][a-z]+)")
 
 

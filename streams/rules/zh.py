@@ -24,7 +24,7 @@ from .mood import is_hypothetical, is_momentary, is_sarcastic
 from .zh_builders import FOLLOW_UP as _FOLLOW_UP, JOB as _JOB, Builder
 from .zh_builders import (
     _age, _allergy, _as_role, _studied, _availability, _budget, _cannot, _diet, _dislike, _education, _gender, _goal,
-    _diet_regime, _grew_up, _habit, _has, _here, _hometown, _language, _like, _location, _main_goal, _must, _my_thing, _name,
+    _diet_regime, _studying_in, _grew_up, _habit, _has, _here, _hometown, _language, _like, _location, _main_goal, _must, _my_thing, _name,
     _new_role, _occupation, _role_at, _settled, _shift, _standing_wish, _switched, _used_to, _workplace)
 
 _LEAD = re.compile(
@@ -69,7 +69,7 @@ _NOT_FACT = re.compile(
 )
 
 _NUM = r"(?:\d{1,3}|[一二三四五六七八九十两]{1,3})"
-_BARE_JOB = re.compile(rf"^(?:一名|一个|一位)?(?P<v>(?:退休)?[^,，。是的学]{{0,6}}?{_JOB})$")
+_BARE_JOB = re.compile(rf"^(?:一名|一个|一位)?(?P<v>(?:退休)?[^,，。是的学在读]{{0,6}}?{_JOB})$")
 _TIME = r"(?:\d{1,2}点|[早晚]上|上午|下午|中午|凌晨|周末|工作日|周[一二三四五六日天]|星期[一二三四五六日天]|每天|白天|夜里)"
 
 _LEISURE = r"(?:周末|晚上|业余时间|业余|空闲时|有空的?时候|有空|闲下来|下班后|放假)(?:的时候)?(?:也|都|就)?"
@@ -108,6 +108,8 @@ _RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
     (re.compile(r"^(?P<how>本科|硕士|研究生|博士|大学)(?P<at>是|在|读的是|读的)?(?P<v>[^,，。是]{2,12}?)(?:读的|念的|上的|毕业的|毕业)?$"), _studied),
     (re.compile(rf"^{_ADV}(?P<how>在)(?P<v>(?-i:[A-Z])[\w&.-]*(?:\s(?-i:[A-Z])[\w&.-]*)*|[^,，。]{{1,12}}?(?:大学|学院|学校))(?:读|念|学)(?P<subj>[^,，。]{{2,20}})$"), _studied),
     (re.compile(r"^(?P<how>毕业于|在)(?P<v>[^,，。]{1,16}?(?:大学|学院|学校|中学))(?:读书|上学|读研|读博|念书|毕业)?$"), _education),
+    (re.compile(rf"^{_ADV}在(?P<v>(?!家|这|那|学校|大学)[\u4e00-\u9fff]{{2,3}}?)(?:读|念|上)(?P<subj>[^,，。]{{0,10}}?"
+                r"(?:研究生|硕士|博士|大学|本科|高中|初中|研|博|书))$"), _studying_in),
     (re.compile(r"^对(?P<v>[^,，。]{1,12})过敏$|^(?!有点|有些|比较|特别|非常|很|挺|轻微|严重|稍微|也|还|都)(?P<v2>[\u4e00-\u9fff]{1,6})过敏$"), _allergy),
     (re.compile(rf"^{_ADV}(?P<neg>不再|不太|不怎么|不是很|一点也不|一点都不|不|没那么)(?P<verb>喜欢|爱|喜爱|偏好|习惯)(?P<v>[^,，。]{{1,24}})$"), _dislike),
     (re.compile(rf"^{_ADV}(?P<neg>讨厌|厌恶|受不了|反感|烦|害怕|怕)(?P<verb>)(?P<v>[^,，。]{{1,24}})$"), _dislike),

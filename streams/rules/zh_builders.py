@@ -182,6 +182,14 @@ def _education(m: re.Match[str]) -> Draft | None:
     return Draft(T.USER_PROFILE, f"用户{m.group('how')}{school}", 0.8, "education", None, False, (school,))
 
 
+def _studying_in(m: re.Match[str]) -> Draft | None:
+    """ "在西宁读兽医的研究生", "现在在洛阳读高中": the city the user studies in, and what."""
+    city, what = _v(m), m.group("subj")
+    if not city:
+        return None
+    return Draft(T.USER_PROFILE, f"用户在{city}读{what}", 0.8, "education", None, False, (city,))
+
+
 def _studied(m: re.Match[str]) -> Draft | None:
     """ "本科浙大", "大学在南京读的", "在KCL读economics": where (and what) the user studied."""
     school = _v(m)

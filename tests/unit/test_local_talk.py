@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from engram.core.domains import ZH_WHEREABOUTS
 from engram.streams.rules import extract_drafts
 
 
@@ -36,3 +37,11 @@ def test_weather_talk_that_names_no_single_place_of_the_users_own_says_nothing(s
 
 def test_a_place_already_noted_as_where_the_user_is_is_not_noted_twice() -> None:
     assert _places("我在昆明，昆明天气真好") == ["用户在昆明"]
+
+
+@pytest.mark.parametrize(("said", "home"), [
+    ("用户在绵阳开火锅店", True), ("用户在洛阳送外卖", True), ("用户在家做饭", False), ("用户在考虑换工作", False),
+    ("我在开会", False),
+])
+def test_a_place_said_by_what_the_user_does_there_is_about_where_they_are(said: str, home: bool) -> None:
+    assert (ZH_WHEREABOUTS.search(said) is not None) is home

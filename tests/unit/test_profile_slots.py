@@ -172,3 +172,8 @@ def test_a_move_away_ends_what_named_the_old_place_but_not_where_the_user_comes_
     gone = _gone(("park", "User walks the dog in a Cork park every morning", 0), ("from", "User is from Cork", 1),
                  ("move", "User said: my husband and I moved from Cork to Galway", 4))
     assert gone == {"park"}
+
+
+def test_a_roommates_nationality_is_not_where_the_user_comes_from() -> None:
+    gone = _gone(("phd", "用户说：我在格拉茨读博,室友是挪威人,人很好。", 0), ("move", "用户从格拉茨搬到了维也纳", 3))
+    assert gone == {"phd"}

@@ -43,3 +43,12 @@ def test_a_bracket_that_holds_content_stays() -> None:
 ])
 def test_a_diet_regime_named_in_english_inside_chinese_is_a_diet(said: str, note: str) -> None:
     assert ("user_constraint", "diet", note) in _notes(said)
+
+
+@pytest.mark.parametrize(("said", "note"), [
+    ("我是宁夏人，现在在西宁读兽医的研究生", "用户在西宁读兽医的研究生"),
+    ("现在在洛阳读高中", "用户在洛阳读高中"),
+])
+def test_the_city_the_user_studies_in_is_kept_with_what_they_study(said: str, note: str) -> None:
+    assert ("user_profile", "education", note) in _notes(said)
+    assert not [c for t, a, c in _notes(said) if a == "occupation"]  # "现在在…读研究生" is no bare job title
