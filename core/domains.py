@@ -12,6 +12,7 @@ Which statements are sensitive, and which tasks may see them, is `core.sensitive
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 from engram.schemas.memory import SINGLE_VALUED_SLOTS, MemoryType
@@ -263,12 +264,13 @@ them, where they live, their work, money, how they want to be answered. (Schedul
 by the week: they stay ordinary memories, found when a question reaches them.)"""
 
 
-def profile_layer(memory_type: MemoryType, slot: str, content: str) -> bool:
+def profile_layer(memory_type: MemoryType, slot: str, content: str, sensitive: Iterable[str] = ()) -> bool:
     """Whether a user memory belongs to the standing profile (L3): who the user is and their standing
-    constraints always; a fact or preference when it is about a standing domain (`PROFILE_DOMAINS`) or a
-    single-valued slot of theirs (where they live, their schedule, reply language); a goal only when it is
-    a decision already taken about a standing domain. Never a goal of the moment nor a note of something
-    merely mentioned (not a fact about the user)."""
+    constraints always; a fact or preference when it is about a standing domain (`PROFILE_DOMAINS`), is
+    marked sensitive at extraction (a condition, a treatment, a recovery: `core.sensitive`, whose cue words
+    are not all domain cues: "在做试管(IVF)") or a single-valued slot of theirs (where they live, their
+    schedule, reply language); a goal only when it is a decision already taken about a standing domain.
+    Never a goal of the moment nor a note of something merely mentioned (not a fact about the user)."""
     if memory_type in (MemoryType.USER_PROFILE, MemoryType.USER_CONSTRAINT):
         return True
     if memory_type == MemoryType.USER_GOAL:  # a decision already taken changes who the user is now
@@ -277,4 +279,4 @@ def profile_layer(memory_type: MemoryType, slot: str, content: str) -> bool:
         return True  # a standing schedule, even one said in passing, is what every plan must respect
     if memory_type not in PROFILE_TYPES or content.startswith(MENTION_PREFIX):
         return False
-    return slot in SINGLE_VALUED_SLOTS or bool(domains_of(content) & PROFILE_DOMAINS)
+    return slot in SINGLE_VALUED_SLOTS or bool(domains_of(content) & PROFILE_DOMAINS) or bool(tuple(sensitive))

@@ -315,7 +315,7 @@ def _new_record(event: MemoryProposed, conflict_with: tuple[str, ...] = ()) -> M
         memory_id=derive_id(event.event_id, "consolidate", "memory"),
         tenant_id=event.tenant_id, user_id=event.user_id,
         agent_id=event.agent_id, session_id=event.session_id,
-        layer="L3" if profile_layer(c.type, c.slot, c.content) else "L1",
+        layer="L3" if profile_layer(c.type, c.slot, c.content, c.sensitive) else "L1",
         type=c.type, slot=c.slot, topic=c.topic, negated=c.negated, content=c.content,
         confidence=c.confidence, importance=event.importance,
         conflict_with=conflict_with, entities=c.entities, keywords=c.keywords, sensitive=c.sensitive,

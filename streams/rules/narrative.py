@@ -167,9 +167,16 @@ _TASK = re.compile(
 )
 
 
+_ZH_TASK = re.compile(
+    r"^(?:请你?|麻烦你?|你)?(?:能不能|能否|可不可以|可以)?(?:帮我|帮忙|给我|替我)(?:\S{0,2}(?:解释|写|翻|总结|推荐|看|查|想|"
+    r"列|比较|分析|介绍|改|润色|检查|算|排|规划|安排|设计|做|出|起|整理|准备|找|选|讲)|一下)|"
+    r"^(?:请)?(?:解释|翻译|总结|推荐|列出|比较|分析|润色)(?:一下|下)")
+"""A Chinese request for the assistant's help ("帮我解释一下…", "给我推荐几本书", "翻译一下这句")."""
+
+
 def is_task(sentence: str) -> bool:
     """A request for the assistant's help: the events told beside it are context for the task, not notes."""
-    return _TASK.match(sentence) is not None
+    return _TASK.match(sentence) is not None or _ZH_TASK.match(sentence) is not None
 
 
 _ATTACHMENT = re.compile(r"\s*\[(?:image|photo|picture|img)\s*:\s*(?P<c>[^\]]{3,300})\]", _I)

@@ -116,3 +116,14 @@ def test_standing_facts_told_beside_a_task_are_kept_in_the_users_words() -> None
     assert extract_drafts("user", "Explain the difference between TCP and UDP") == ()
     zh = extract_drafts("user", "外婆膝盖不太好，走远路就疼")
     assert any("膝盖" in d.content for d in zh)
+
+
+def test_a_fact_marked_sensitive_at_extraction_is_a_standing_one_though_no_domain_cue_names_it() -> None:
+    assert profile_layer(MemoryType.USER_FACT, "user_fact", "用户在做试管(IVF)", ("health",))
+    assert not profile_layer(MemoryType.USER_FACT, "user_fact", "用户在做试管(IVF)")
+    assert not profile_layer(MemoryType.USER_FACT, "user_fact", "User mentioned: the lab results", ("health",))
+
+
+@pytest.mark.parametrize("request_text", ["帮我解释一下递延所得税", "给我推荐几部纪录片", "翻译一下这句话"])
+def test_a_chinese_request_to_the_assistant_is_no_standing_note(request_text: str) -> None:
+    assert not extract_drafts("user", request_text)
