@@ -330,3 +330,16 @@ def withheld_turns(gone: set[str], records: list[MemoryRecord], replaced: list[M
     forgotten memory's turns are withdrawn from the store itself)."""
     stale = [r for r in records if r.memory_id in gone] + replaced
     return frozenset(m for r in stale for m in r.source_message_ids if m)
+
+
+VERBATIM = ("User said: ", "用户说：")
+"""How a note kept in the user's own words opens (`streams.rules.standing`)."""
+
+
+def verbatim_echoes(records: list[MemoryRecord], replaced: list[MemoryRecord]) -> set[str]:
+    """The notes kept in the user's own words (`VERBATIM`) of a turn a `replaced` memory was drawn from: the
+    statement whose fact a newer one replaced, quoted ("User said: from now on please reply in English" once
+    the reply language changed), would bring the old fact back."""
+    stale = {m for r in replaced for m in r.source_message_ids if m}
+    return {r.memory_id for r in records
+            if r.content.startswith(VERBATIM) and stale.intersection(r.source_message_ids)}

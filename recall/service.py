@@ -45,7 +45,7 @@ from engram.schemas.events import RecallServed
 from engram.schemas.memory import MemoryRecord
 
 from .budget import pack, ranked_within
-from .evidence import FusionInput, fuse, showable, withheld_turns, without_turns
+from .evidence import FusionInput, fuse, showable, verbatim_echoes, withheld_turns, without_turns
 from .context import RecalledItem, build_messages
 from .current_view import as_outcomes
 from .deadline import PARTS, PartMissed, RecallPool, gather
@@ -303,7 +303,8 @@ class RecallService:
                  or (cfg.weights.domain and domain_overlap(asked, domains_of(h.record.content)) >= 1.0)]
         replaced: list[MemoryRecord] = replaced_pending.result() if replaced_pending is not None else replaced_read()
         scores = self._scores(req, found, profile)
-        gone = superseded([*profile, *(h.record for h in found)]) | left_profile(found, members)
+        gone = (superseded([*profile, *(h.record for h in found)]) | left_profile(found, members)
+                | verbatim_echoes([*profile, *(h.record for h in found)], replaced))
         eligible = [h for h in found if h.record.memory_id not in gone and may_show(gate, h.record.content, h.record.sensitive)
                     and scores[h.record.memory_id].score >= cfg.min_score]
         chosen = self._diverse(eligible, scores, wanted)

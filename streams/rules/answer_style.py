@@ -1,7 +1,8 @@
 """How the user wants to be answered, however they ask for it. Pure.
 
 "Keep your replies short, bullet points if possible", "can you keep replies short?", "以后回答能不能简短点？",
-"别用表情" all say one standing thing about every answer: its length, its format, its language, emojis. A
+"别用表情", "还是用中文回复我吧" all say one standing thing about every answer: its length, its format, its
+language, emojis. A
 wish about answers in general is a standing preference even when it is asked as a question; a wish about
 *this* answer ("make this shorter", "这次短一点", "this time") is not. Each aspect becomes one note in a fixed
 wording ("User wants short answers", "用户希望回答简短"), so the same wish said twice is one memory, and a
@@ -38,6 +39,35 @@ _NOT_WISH = re.compile(r"\b(?:is|are|was|were) (?:too )?(?:short|brief|detailed)
 """"Short" that describes something else: a short story, short notice, "the meeting was brief"."""
 
 
+_LANGUAGES = {"english": ("English", "英文"), "chinese": ("Chinese", "中文"), "mandarin": ("Chinese", "中文"),
+              "spanish": ("Spanish", "西班牙语"), "french": ("French", "法语"), "german": ("German", "德语"),
+              "japanese": ("Japanese", "日语"), "korean": ("Korean", "韩语"), "中文": ("Chinese", "中文"),
+              "汉语": ("Chinese", "中文"), "英文": ("English", "英文"), "英语": ("English", "英文"),
+              "繁体": ("traditional Chinese characters", "繁体字"), "繁体字": ("traditional Chinese characters", "繁体字"),
+              "日语": ("Japanese", "日语"), "韩语": ("Korean", "韩语")}
+_LANGUAGE = re.compile(
+    r"\b(?:repl(?:y|ies)|answer|respond|write|talk|speak)\w*(?: to me)? in (?P<en>english|chinese|mandarin|spanish|french|"
+    r"german|japanese|korean)\b|用(?P<zh>中文|汉语|英文|英语|繁体字?|日语|韩语)(?:回复|回答|答复|跟我说|和我说|说|写)",
+    re.IGNORECASE)
+"""The language the user wants answers in ("reply in English", "用中文回复我"): the reply-language slot, one
+value, so a newer wish replaces the older one."""
+
+
+_ANSWER_WORD = re.compile(r"\b(?:repl(?:y|ies)|answers?)\b|回答|回复", re.IGNORECASE)
+
+
+def _language_note(sentence: str, drafts: list[Draft]) -> Draft | None:
+    m = _LANGUAGE.search(sentence)
+    if m is None or any(d.attribute == "language" for d in drafts):
+        return None
+    english, chinese = _LANGUAGES[(m.group("en") or m.group("zh")).lower()]
+    if any(d.type is T.USER_PREFERENCE and (chinese in d.content or english in d.content)
+           and _ANSWER_WORD.search(d.content) for d in drafts):
+        return None  # a standing wish of the turn says it already ("用户希望以后都用繁体字回答我")
+    content = f"用户希望用{chinese}回答" if re.search(r"[\u4e00-\u9fff]", sentence) else f"User wants answers in {english}"
+    return Draft(T.USER_PREFERENCE, content, 0.85, "language", english.lower(), False, ())
+
+
 def answer_style_notes(text: str, drafts: list[Draft]) -> list[Draft]:
     """One note per aspect of answering (`_ASPECTS`) the turn asks for in general (in a sentence about
     answers, or the one right after it), in the turn's language, when no draft of the turn says it already."""
@@ -47,6 +77,9 @@ def answer_style_notes(text: str, drafts: list[Draft]) -> list[Draft]:
         about, carried = bool(_ABOUT_ANSWERS.search(sentence)) or carried, bool(_ABOUT_ANSWERS.search(sentence))
         if not about or _ONE_OFF.search(sentence) or _NOT_WISH.search(sentence):
             continue
+        language = _language_note(sentence, [*drafts, *out])
+        if language is not None:
+            out.append(language)
         chinese = re.search(r"[\u4e00-\u9fff]", sentence) is not None
         for pattern, english, zh in _ASPECTS:
             content = zh if chinese else english
