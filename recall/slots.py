@@ -156,9 +156,12 @@ EN_FROM_TO = re.compile(
 EN_FROM_AFTER_HERE = re.compile(
     r"\b(?P<verb>" + _CHANGE_VERB + r"(?:\s+(?:back|over|out))?\s+(?:here|there))\s+from\s+"
     r"(?P<old>(?:the\s+)?(?-i:[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,3}))", re.IGNORECASE)
-ZH_FROM = re.compile(r"从(?P<old>[^，,。；;！!？?从]{1,15}?)(?P<verb>搬|迁|调|转|换|跳槽)")
+ZH_FROM = re.compile(r"从(?![不来没未])(?P<old>[^，,。；;！!？?从到就都也还不没]{1,15}?)(?P<verb>搬|迁|调|转|换|跳槽)"
+                     r"(?=了?(?:到|去|来|往|回|成|为|过))")
 """A change from one value to another: "moved from Halifax to Moncton", "relocated here from Porto",
-"switched from Angular to Svelte", 从长沙搬到厦门; `old` is the value left."""
+"switched from Angular to Svelte", 从长沙搬到厦门; `old` is the value left. In Chinese the verb goes on to
+where the change went (搬到, 换成, 调去): "从家里转地铁" is a route, "从去年开始换工作" a time; `old` holds no
+adverb nor 到 (从早到晚都在换…, 从小就想搬…), and 从不/从来/从没 are "never"."""
 
 
 def change_origins(text: str) -> tuple[str, ...]:

@@ -110,3 +110,24 @@ def test_a_new_session_sees_where_the_user_lives_now_and_history_when_it_asks(tm
     back = _ask(runtime, "Where did I live before I moved?")
     assert "Halifax" in back.memory_section
     runtime.close()
+
+
+@pytest.mark.parametrize("note", [
+    "用户从不换手机",  # 从不 is "never": no change, and cutting it turns the fact around
+    "用户从来不换发型",
+    "用户从去年开始换工作",  # 从 of a time, and no value changed to
+    "用户每天从家里转地铁到公司",  # a route: the train is changed, not the home
+    "用户从早到晚都在换尿布",
+    "用户从小就想搬到海边住",
+])
+def test_a_chinese_from_that_tells_of_no_change_from_one_value_to_another_is_kept(note: str) -> None:
+    assert outcome_view(note) == (note, frozenset())
+
+
+@pytest.mark.parametrize(("note", "shown"), [
+    ("用户从销售转到了产品岗", "用户转到了产品岗"),
+    ("用户从安卓换成了苹果", "用户换成了苹果"),
+    ("用户从小镇搬到了省城", "用户搬到了省城"),
+])
+def test_a_chinese_change_to_a_new_value_is_still_shown_as_its_outcome(note: str, shown: str) -> None:
+    assert outcome_view(note)[0] == shown
