@@ -28,7 +28,7 @@ from engram.core.sensitive import written_for_others
 from engram.core.text_caches import registered
 
 from .context import RecalledItem
-from .slots import EN_FROM_AFTER_HERE, EN_FROM_TO, ZH_FROM, ended_keys, ended_spans
+from .slots import EN_FROM_AFTER_HERE, EN_FROM_TO, ZH_FROM, done_change, ended_keys, ended_spans
 
 _CLAUSE = re.compile(r"[^,，;；]+[,，;；]?")
 _REPLACEMENT = re.compile(r"\b(?:now|instead|switched to|moved on to|took up|started)\b|改|换成|换了|现在|开始",
@@ -51,6 +51,8 @@ def outcome_view(text: str) -> tuple[str, frozenset[str]]:
     dropped: list[str] = []
 
     def cut(match: re.Match[str], keep: str) -> str:
+        if not done_change(match):
+            return match.group(0)
         dropped.append(match.group("old"))
         return keep.format(**match.groupdict())
 

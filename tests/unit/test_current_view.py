@@ -131,3 +131,19 @@ def test_a_chinese_from_that_tells_of_no_change_from_one_value_to_another_is_kep
 ])
 def test_a_chinese_change_to_a_new_value_is_still_shown_as_its_outcome(note: str, shown: str) -> None:
     assert outcome_view(note)[0] == shown
+
+
+@pytest.mark.parametrize("note", [
+    "User plans to move from Halifax to Moncton next year",  # the old value is still the current one
+    "User is thinking of switching from Angular to Svelte",
+    "User might relocate from Austin to Denver",
+    "User never switched from Windows to Mac",
+    "User changes trains from Paddington to Reading on the commute",  # a habit, no change of value
+    "User transferred money from savings to checking every month",
+    "User likes movies from the 1990s to the 2000s",  # a noun, no verb of change
+    "用户打算明年从长沙搬到厦门",
+    "用户下个月准备从海淀搬到朝阳",
+    "用户每周从公司调到分部支援两天",
+])
+def test_a_change_not_made_yet_or_made_every_time_is_shown_whole(note: str) -> None:
+    assert outcome_view(note) == (note, frozenset())

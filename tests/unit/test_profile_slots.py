@@ -172,3 +172,15 @@ def test_a_move_away_ends_what_named_the_old_place_but_not_where_the_user_comes_
     gone = _gone(("park", "User walks the dog in a Cork park every morning", 0), ("from", "User is from Cork", 1),
                  ("move", "User said: my husband and I moved from Cork to Galway", 4))
     assert gone == {"park"}
+
+
+@pytest.mark.parametrize("text", ["User plans to move from Halifax to Moncton next year",
+                                  "User might relocate from Halifax to Moncton", "用户打算明年从长沙搬到厦门"])
+def test_a_move_only_planned_leaves_no_place(text: str) -> None:
+    assert left_places(text) == frozenset()
+
+
+def test_a_planned_move_ends_nothing_that_names_where_the_user_still_lives() -> None:
+    assert _gone(("park", "User walks the dog in a Halifax park", 0),
+                 ("plan", "User plans to move from Halifax to Moncton next year", 5)) == set()
+    assert _gone(("work", "用户在长沙工作", 0), ("plan", "用户打算明年从长沙搬到厦门", 5)) == set()
