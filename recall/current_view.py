@@ -31,8 +31,15 @@ from .context import RecalledItem
 from .slots import EN_FROM_AFTER_HERE, EN_FROM_TO, ZH_FROM, done_change, ended_keys, ended_spans
 
 _CLAUSE = re.compile(r"[^,，;；]+[,，;；]?")
-_REPLACEMENT = re.compile(r"\b(?:now|instead|switched to|moved on to|took up|started)\b|改|换成|换了|现在|开始",
-                          re.IGNORECASE)
+_DOING = (r"(?:does|do|doing|plays?|playing|learns?|learning|takes?|taking|goes to|going to|practi[cs](?:es?|ing)|"
+          r"trains?|training|(?:is|'s|are|'re) into)")
+_ZH_DOING = r"(?:学|踢|打|弹|练|玩|跳|游|画|下|拉|唱)"
+_REPLACEMENT = re.compile(
+    r"\b(?:instead|switched to|moved on to|took up|taking up|picked up|(?:started|starting|began) \w+ing|"
+    + _DOING + r"\b[^,;.!?]{0,40}?\bnow|now (?:\w+ )?" + _DOING + r")\b|"
+    r"改" + _ZH_DOING + r"|改成|换成|换了|(?:现在|开始|改为)(?:在|又)?" + _ZH_DOING, re.IGNORECASE)
+"""A clause that says what replaced an activity: something taken up or done now ("he does climbing now",
+"took up pottery", 现在改学游泳); "now I feel great" or 现在开始失眠 tell of no activity."""
 _LOOKS_BACK = re.compile(
     r"\b(?:did|was|were|had|been|before|used to|previous(?:ly)?|former(?:ly)?|earlier|originally|old|"
     r"history|past|ago|last (?:year|month|time)|mov(?:e|ed|ing)|relocat\w*|quit|stopp?\w*|changed?)\b|"
@@ -80,7 +87,9 @@ def _without_ended_clauses(text: str) -> tuple[str, frozenset[str]]:
         rest = _cut(clause, spans)
         if _WORDY.search(_SPEAKER.sub("", rest)):
             kept.append(rest)
-    return ("".join(kept).strip(), frozenset(gone)) if gone else (text, frozenset())
+        elif speaker := _SPEAKER.match(clause):
+            kept.append(speaker.group(0))  # who said it stays with what else they said
+    return (re.sub(r"\s{2,}", " ", "".join(kept)).strip(), frozenset(gone)) if gone else (text, frozenset())
 
 
 _SPEAKER = re.compile(r"^(?:User said:\s*|用户说[:：]\s*)")

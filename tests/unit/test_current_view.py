@@ -147,3 +147,18 @@ def test_a_chinese_change_to_a_new_value_is_still_shown_as_its_outcome(note: str
 ])
 def test_a_change_not_made_yet_or_made_every_time_is_shown_whole(note: str) -> None:
     assert outcome_view(note) == (note, frozenset())
+
+
+@pytest.mark.parametrize("note", [
+    "User said: I quit smoking, now I feel great.",  # "now" tells how the user is, not what replaced smoking
+    "User said: I stopped drinking, now I sleep better.",
+    "用户说：瑜伽不练了，现在开始失眠",
+    "User said: Mia quit ballet; she started high school",
+])
+def test_an_activity_dropped_stays_when_no_clause_says_what_replaced_it(note: str) -> None:
+    assert outcome_view(note) == (note, frozenset())
+
+
+def test_a_dropped_activity_cut_from_a_quote_leaves_who_said_it() -> None:
+    view, dropped = outcome_view("User said: I quit piano, now I do chess twice a week.")
+    assert view == "User said: now I do chess twice a week." and "piano" in dropped
