@@ -257,9 +257,19 @@ user's family: a cover letter, a client email, a post is no place for the user's
 (`may_show`)."""
 
 
+_COMPOSING = re.compile(
+    r"\b(?:write|writing|wrote|draft\w*|compose|composing|polish\w*|proofread\w*|edit|editing|rewrite|rewriting|"
+    r"reword\w*|rephrase|tweak|improve|tailor|update|put together|come up with|help me (?:with|word|phrase)|"
+    r"reply|respond|answer|create|make|prepare|need (?:a|an|some)|want (?:a|an|some)|give me (?:a|an|some))\b|"
+    r"写|起草|拟(?:一|个|份|封|条)|润色|修改|改(?:一下|改|得)|编辑|回复|回一(?:封|条)|配文|配个|想个|"
+    r"发(?:个|一条|一个|一篇|条|篇|到|在)", re.IGNORECASE)
+"""Composing a piece of writing: a writing task asks for it ("write", "draft", "polish", "help me with",
+写, 润色, 发个朋友圈); a question about a notice read, a post office or a resumed run asks for none."""
+
+
 def written_for_others(question: str) -> bool:
-    """Whether the task is a piece of writing others will read (`_WRITING`)."""
-    return bool(_WRITING.search(question))
+    """Whether the task composes a piece of writing others will read (`_WRITING`, `_COMPOSING`)."""
+    return bool(_WRITING.search(question) and _COMPOSING.search(question))
 
 
 

@@ -162,3 +162,26 @@ def test_an_activity_dropped_stays_when_no_clause_says_what_replaced_it(note: st
 def test_a_dropped_activity_cut_from_a_quote_leaves_who_said_it() -> None:
     view, dropped = outcome_view("User said: I quit piano, now I do chess twice a week.")
     assert view == "User said: now I do chess twice a week." and "piano" in dropped
+
+
+@pytest.mark.parametrize("question", [
+    "When can I resume running after my knee surgery?",  # resume: to start again
+    "Where is the nearest post office?",
+    "What was in the notice from my landlord?",  # writing read, not written
+    "What should I pack for the beach trip? There was a notice about jellyfish.",
+    "What time is the pitch meeting on Thursday?",
+    "动态规划是什么？",  # 动态: dynamic
+    "收到通知了吗？",
+    "发票报销流程是什么？",
+])
+def test_a_question_that_composes_nothing_is_no_writing_for_others(question: str) -> None:
+    assert WRITING_FOR_OTHERS not in gate_domains(question)
+    assert may_show(gate_domains(question), "User said: my son Ivo is allergic to peanuts")
+
+
+@pytest.mark.parametrize("task", ["Help me with my cover letter for the analyst job", "Draft a short bio for the "
+                                  "conference program", "Polish this email to the landlord",
+                                  "I need a caption for a photo of our product launch", "帮我发个朋友圈文案",
+                                  "回复一下这封客户邮件", "帮我润色简历"])
+def test_a_task_that_composes_a_piece_of_writing_is_writing_for_others(task: str) -> None:
+    assert WRITING_FOR_OTHERS in gate_domains(task)
