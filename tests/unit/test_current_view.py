@@ -185,3 +185,23 @@ def test_a_question_that_composes_nothing_is_no_writing_for_others(question: str
                                   "回复一下这封客户邮件", "帮我润色简历"])
 def test_a_task_that_composes_a_piece_of_writing_is_writing_for_others(task: str) -> None:
     assert WRITING_FOR_OTHERS in gate_domains(task)
+
+
+@pytest.mark.parametrize("note", [
+    "User is a wedding photographer based in Leith",  # a family word that is the user's trade
+    "User is a family doctor at a rural practice",
+    "User practises family law at a small firm",
+    "User works at a family-owned bakery",
+    "User teaches kids coding on Saturdays",
+    "用户是家庭医生，在社区诊所上班",
+    "用户今年34岁，做了八年会计",
+])
+def test_writing_for_others_still_sees_a_family_word_that_names_no_relative_of_the_user(note: str) -> None:
+    assert may_show(gate_domains("Write a cover letter for a clinic job"), note)
+
+
+@pytest.mark.parametrize("note", ["User has two kids in primary school", "User's mum lives with them",
+                                  "User said: our anniversary is in June", "用户的女儿六岁", "孩子下周开家长会",
+                                  "Clara just turned 5"])
+def test_writing_for_others_sees_no_relative_of_the_user(note: str) -> None:
+    assert not may_show(gate_domains("Write a cover letter for a clinic job"), note)
