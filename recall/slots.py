@@ -92,7 +92,7 @@ _NOT_ACTIVITY = frozenset({"by", "at", "in", "on", "for", "to", "off", "over", "
 """Words after a verb of stopping that name no activity ("stopped by", "quit my job": the job is its own slot)."""
 _ZH_VERB = r"(?:学|踢|打|弹|练|上|玩|跳|游|画|下|拉|唱)"
 _ZH_STOP_AFTER = re.compile(r"不(?:再)?" + _ZH_VERB + r"\s*([A-Za-z][\w-]+|[\u4e00-\u9fff]{2}?)\s*(?:课)?(?:了|啦)")
-_ZH_STOP_BEFORE = re.compile(r"([A-Za-z][\w-]+|[\u4e00-\u9fff]{2})\s*(?:也)?不(?:再)?" + _ZH_VERB + r"(?:了|啦)")
+_ZH_STOP_BEFORE = re.compile(r"((?<![A-Za-z0-9_-])[A-Za-z][\w-]+|[\u4e00-\u9fff]{2})\s*(?:也)?不(?:再)?" + _ZH_VERB + r"(?:了|啦)")
 _ZH_QUIT = re.compile(r"(?:退出了?|放弃了?|停了)\s*([A-Za-z][\w-]+|[\u4e00-\u9fff]{2})")
 
 

@@ -205,3 +205,13 @@ def test_writing_for_others_still_sees_a_family_word_that_names_no_relative_of_t
                                   "Clara just turned 5"])
 def test_writing_for_others_sees_no_relative_of_the_user(note: str) -> None:
     assert not may_show(gate_domains("Write a cover letter for a clinic job"), note)
+
+
+@pytest.mark.parametrize("turn", ["I took up " + "x" * 50_000 + ", quit chess",  # one long word (a pasted key)
+                                  "key " + "ab-" * 16_000 + " now, I stopped",
+                                  "他说" + "a" * 50_000 + "不学了，现在改学游泳"])
+def test_a_long_turn_is_shown_in_linear_time(turn: str) -> None:
+    import time
+    start = time.perf_counter()
+    outcome_view.__wrapped__(turn)  # type: ignore[attr-defined]
+    assert time.perf_counter() - start < 1.0

@@ -184,3 +184,11 @@ def test_a_planned_move_ends_nothing_that_names_where_the_user_still_lives() -> 
     assert _gone(("park", "User walks the dog in a Halifax park", 0),
                  ("plan", "User plans to move from Halifax to Moncton next year", 5)) == set()
     assert _gone(("work", "用户在长沙工作", 0), ("plan", "用户打算明年从长沙搬到厦门", 5)) == set()
+
+
+def test_a_long_word_is_read_for_activities_in_linear_time() -> None:
+    import time
+    start = time.perf_counter()
+    assert ended_activities("x" * 50_000 + " quit") == frozenset()
+    assert ended_activities("他说 rugby 不踢了") == frozenset({"rugby"})
+    assert time.perf_counter() - start < 1.0
