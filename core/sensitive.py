@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from .domains import domains_of
+from .domains import AGE_OF_NAMED, domains_of
 from .text import terms
 from .text_caches import registered
 
@@ -257,11 +257,19 @@ user's family: a cover letter, a client email, a post is no place for the user's
 (`may_show`)."""
 
 
+_COMPOSING = re.compile(
+    r"\b(?:write|writing|wrote|draft\w*|compose|composing|polish\w*|proofread\w*|edit|editing|rewrite|rewriting|"
+    r"reword\w*|rephrase|tweak|improve|tailor|update|put together|come up with|help me (?:with|word|phrase)|"
+    r"reply|respond|answer|create|make|prepare|need (?:a|an|some)|want (?:a|an|some)|give me (?:a|an|some))\b|"
+    r"写|起草|拟(?:一|个|份|封|条)|润色|修改|改(?:一下|改|得)|编辑|回复|回一(?:封|条)|配文|配个|想个|"
+    r"发(?:个|一条|一个|一篇|条|篇|到|在)", re.IGNORECASE)
+"""Composing a piece of writing: a writing task asks for it ("write", "draft", "polish", "help me with",
+写, 润色, 发个朋友圈); a question about a notice read, a post office or a resumed run asks for none."""
+
+
 def written_for_others(question: str) -> bool:
-    """Whether the task is a piece of writing others will read (`_WRITING`)."""
-    return bool(_WRITING.search(question))
-
-
+    """Whether the task composes a piece of writing others will read (`_WRITING`, `_COMPOSING`)."""
+    return bool(_WRITING.search(question) and _COMPOSING.search(question))
 
 
 @registered
@@ -280,12 +288,33 @@ def gate_domains(question: str) -> frozenset[str]:
     return found
 
 
+_KIN = re.compile(
+    r"\b(?:ex-?)?(?:wife|wives|husbands?|spouses?|girlfriends?|boyfriends?|fianc\w*|sons?|daughters?|moms?|mums?|"
+    r"mommy|mummy|mothers?|dads?|daddy|fathers?|brothers?|sisters?|siblings?|grandm\w*|grandp\w*|grand(?:son|daughter|kid|child)\w*|"
+    r"aunts?|uncles?|cousins?|in-laws?|nieces?|nephews?|twins|stepson|stepdaughter|stepmom|stepdad)\b|"
+    r"\b(?:my|our|his|her|their|User['’]s|[A-Z][a-z]+['’]s)\s+(?:\w+\s+)?(?:family|kids?|child|children|baby|babies|"
+    r"toddlers?|parents?|partner|birthday|anniversary|wedding)\b|"
+    r"\b(?:has|have|had|with)\s+(?:a|an|two|three|four|five|\d+|twin|young|small|little|grown)?\s*(?:\w+\s+)?"
+    r"(?:kids|children|baby|babies|toddlers?)\b|"
+    r"老婆|妻子|太太|老公|丈夫|爱人|对象|男朋友|女朋友|前任|前夫|前妻|孩子|儿子|女儿|宝宝|小孩|娃|妈妈|母亲|爸爸|父亲|父母|"
+    r"哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|公公|婆婆|岳父|岳母|家人|全家|我妈|我爸|(?:我|我们|用户)(?:的|家)"
+    r"(?:家庭|生日|纪念日|婚礼)", re.IGNORECASE)
+"""A relative or partner of the user named (wife, son, 老公, 女儿, "my family", "User's birthday", "has two kids"):
+a family word that is a trade or a kind of place ("a family doctor", "a wedding photographer", 家庭医生, "a
+children's hospital") names none."""
+
+
+def about_own_family(text: str) -> bool:
+    """Whether `text` tells of the user's relatives or partner (`_KIN`, someone named with an age)."""
+    return bool(_KIN.search(text) or AGE_OF_NAMED.search(text))
+
+
 def may_show(question: frozenset[str], text: str, marked: Iterable[str] = ()) -> bool:
     """Whether a memory of `text` may be shown to a task of domains `question`: always, when neither its
     words nor its extraction `marked` it sensitive; else only when the task reaches one of those domains
     (`reached`). A record without a mark (made before marks were kept) is judged by its words alone. Writing
     for others (`WRITING_FOR_OTHERS`) is shown nothing of the user's family and partners."""
-    if WRITING_FOR_OTHERS in question and "family" in domains_of(text):
+    if WRITING_FOR_OTHERS in question and about_own_family(text):
         return False
     sensitive = sensitive_domains(text).union(marked)
     return not sensitive or reached(question, sensitive)

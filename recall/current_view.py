@@ -24,15 +24,23 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from engram.core.text import estimate_tokens, terms
+from engram.core.domains import NOT_PLACES
 from engram.core.sensitive import written_for_others
 from engram.core.text_caches import registered
 
 from .context import RecalledItem
-from .slots import EN_FROM_AFTER_HERE, EN_FROM_TO, ZH_FROM, ended_keys, ended_spans
+from .slots import EN_FROM_AFTER_HERE, EN_FROM_TO, ZH_FROM, done_change, ended_keys, ended_spans
 
 _CLAUSE = re.compile(r"[^,，;；]+[,，;；]?")
-_REPLACEMENT = re.compile(r"\b(?:now|instead|switched to|moved on to|took up|started)\b|改|换成|换了|现在|开始",
-                          re.IGNORECASE)
+_DOING = (r"(?:does|do|doing|plays?|playing|learns?|learning|takes?|taking|goes to|going to|practi[cs](?:es?|ing)|"
+          r"trains?|training|(?:is|'s|are|'re) into)")
+_ZH_DOING = r"(?:学|踢|打|弹|练|玩|跳|游|画|下|拉|唱)"
+_REPLACEMENT = re.compile(
+    r"\b(?:instead|switched to|moved on to|took up|taking up|picked up|(?:started|starting|began) \w+ing|"
+    + _DOING + r"\b[^,;.!?]{0,40}?\bnow|now (?:\w+ )?" + _DOING + r")\b|"
+    r"改" + _ZH_DOING + r"|改成|换成|换了|(?:现在|开始|改为)(?:在|又)?" + _ZH_DOING, re.IGNORECASE)
+"""A clause that says what replaced an activity: something taken up or done now ("he does climbing now",
+"took up pottery", 现在改学游泳); "now I feel great" or 现在开始失眠 tell of no activity."""
 _LOOKS_BACK = re.compile(
     r"\b(?:did|was|were|had|been|before|used to|previous(?:ly)?|former(?:ly)?|earlier|originally|old|"
     r"history|past|ago|last (?:year|month|time)|mov(?:e|ed|ing)|relocat\w*|quit|stopp?\w*|changed?)\b|"
@@ -51,6 +59,8 @@ def outcome_view(text: str) -> tuple[str, frozenset[str]]:
     dropped: list[str] = []
 
     def cut(match: re.Match[str], keep: str) -> str:
+        if not done_change(match):
+            return match.group(0)
         dropped.append(match.group("old"))
         return keep.format(**match.groupdict())
 
@@ -78,7 +88,9 @@ def _without_ended_clauses(text: str) -> tuple[str, frozenset[str]]:
         rest = _cut(clause, spans)
         if _WORDY.search(_SPEAKER.sub("", rest)):
             kept.append(rest)
-    return ("".join(kept).strip(), frozenset(gone)) if gone else (text, frozenset())
+        elif speaker := _SPEAKER.match(clause):
+            kept.append(speaker.group(0))  # who said it stays with what else they said
+    return (re.sub(r"\s{2,}", " ", "".join(kept)).strip(), frozenset(gone)) if gone else (text, frozenset())
 
 
 _SPEAKER = re.compile(r"^(?:User said:\s*|用户说[:：]\s*)")
@@ -158,7 +170,8 @@ _NAMED_EN = re.compile(
     r"(?P<name>[A-Z][\w&'’-]+(?:\s+[A-Z][\w&'’-]+)*)")
 _NAMED_ZH = re.compile(r"(?<=[做给为帮跟和是的在对与])(?P<name>[^\W做给为帮跟和是的在对与\d]{1,6}?"
                        r"(?:集团|公司|银行|控股|科技|项目))")
-_NOT_SECRET = frozenset({"User", "I", "NDA", "The", "This", "My", "Our"})
+_NOT_SECRET = frozenset({"User", "I", "NDA", "The", "This", "My", "Our", *NOT_PLACES.split("|")})
+"""Capitalised words that name no client: the note's frame, days, months, languages (`core.domains.NOT_PLACES`)."""
 MASK = {"en": "[confidential]", "zh": "[保密]"}
 
 

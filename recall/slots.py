@@ -92,7 +92,7 @@ _NOT_ACTIVITY = frozenset({"by", "at", "in", "on", "for", "to", "off", "over", "
 """Words after a verb of stopping that name no activity ("stopped by", "quit my job": the job is its own slot)."""
 _ZH_VERB = r"(?:学|踢|打|弹|练|上|玩|跳|游|画|下|拉|唱)"
 _ZH_STOP_AFTER = re.compile(r"不(?:再)?" + _ZH_VERB + r"\s*([A-Za-z][\w-]+|[\u4e00-\u9fff]{2}?)\s*(?:课)?(?:了|啦)")
-_ZH_STOP_BEFORE = re.compile(r"([A-Za-z][\w-]+|[\u4e00-\u9fff]{2})\s*(?:也)?不(?:再)?" + _ZH_VERB + r"(?:了|啦)")
+_ZH_STOP_BEFORE = re.compile(r"((?<![A-Za-z0-9_-])[A-Za-z][\w-]+|[\u4e00-\u9fff]{2})\s*(?:也)?不(?:再)?" + _ZH_VERB + r"(?:了|啦)")
 _ZH_QUIT = re.compile(r"(?:退出了?|放弃了?|停了)\s*([A-Za-z][\w-]+|[\u4e00-\u9fff]{2})")
 
 
@@ -149,21 +149,55 @@ def ended_partners(text: str) -> frozenset[str]:
     return frozenset(_ROLES.values())
 
 
-_CHANGE_VERB = r"(?:mov|relocat|switch|chang|transferr|transfer|upgrad|downgrad|convert|migrat)\w*"
+_CHANGE_VERB = r"(?:mov|relocat|switch|chang|transferr?|upgrad|downgrad|convert|migrat)ed"
+"""A change made: the past of a verb of change ("moves", "switching", "movies", "a transfer" tell of none)."""
 EN_FROM_TO = re.compile(
     r"\b(?P<verb>" + _CHANGE_VERB + r"(?:\s+(?!from\b)[\w'’-]+){0,3}?)\s+from\s+(?P<old>[^,.;:!?()]{1,60}?)\s+"
     r"(?P<to>to|into|over to)\b", re.IGNORECASE)
 EN_FROM_AFTER_HERE = re.compile(
     r"\b(?P<verb>" + _CHANGE_VERB + r"(?:\s+(?:back|over|out))?\s+(?:here|there))\s+from\s+"
     r"(?P<old>(?:the\s+)?(?-i:[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,3}))", re.IGNORECASE)
-ZH_FROM = re.compile(r"从(?P<old>[^，,。；;！!？?从]{1,15}?)(?P<verb>搬|迁|调|转|换|跳槽)")
+ZH_FROM = re.compile(r"从(?![不来没未])(?P<old>[^，,。；;！!？?从到就都也还不没]{1,15}?)(?P<verb>搬|迁|调|转|换|跳槽)"
+                     r"(?=了?(?:到|去|来|往|回|成|为|过))")
 """A change from one value to another: "moved from Halifax to Moncton", "relocated here from Porto",
-"switched from Angular to Svelte", 从长沙搬到厦门; `old` is the value left."""
+"switched from Angular to Svelte", 从长沙搬到厦门; `old` is the value left. In Chinese the verb goes on to
+where the change went (搬到, 换成, 调去): "从家里转地铁" is a route, "从去年开始换工作" a time; `old` holds no
+adverb nor 到 (从早到晚都在换…, 从小就想搬…), and 从不/从来/从没 are "never"."""
+
+
+_NOT_DONE = re.compile(
+    r"\b(?:plan\w*|want\w*|hop(?:e|es|ed|ing)|think\w*|consider\w*|might|may|will|would|could|should|shall|"
+    r"going to|about to|need\w*|decid\w*|if|whether|maybe|perhaps|wish\w*|never|not|\w+n['’]t)\b|['’]ll\b|"
+    r"打算|准备|计划|想|要|考虑|可能|也许|或许|将|会|希望|明年|下个月|下月|下周|下半年|年底|即将|如果|要是|没|不|别",
+    re.IGNORECASE)
+"""Before a change in its clause: it is not made (yet): a plan, a wish, a maybe, a negation."""
+_HABIT = re.compile(r"\b(?:every|each|daily|weekly|monthly|usually|always|often|sometimes|whenever)\b|"
+                    r"每天|每周|每月|每次|天天|经常|总是|通常|一般", re.IGNORECASE)
+"""In a change's clause: it is made again and again (a route, a standing order), no value is left."""
+_CLAUSE_EDGE = re.compile(r"[,.;!?，。；！？\n]")
+
+
+def done_change(match: re.Match[str]) -> bool:
+    """Whether a match of `EN_FROM_TO`, `EN_FROM_AFTER_HERE` or `ZH_FROM` tells of a change made once: no
+    plan, wish or negation before it in its clause (`_NOT_DONE`: "plans to move from …", 打算从…搬到…), no
+    habit in its clause (`_HABIT`: "every month", 每天)."""
+    text = match.string
+    edges = [m.end() for m in _CLAUSE_EDGE.finditer(text, 0, match.start())]
+    start = edges[-1] if edges else 0
+    after = _CLAUSE_EDGE.search(text, match.end())
+    end = after.start() if after else len(text)
+    return not _NOT_DONE.search(text, start, match.start()) and not _HABIT.search(text[start:end])
+
+
+def change_matches(text: str) -> list[re.Match[str]]:
+    """The changes made once that `text` tells of (`done_change`)."""
+    return [m for pattern in (EN_FROM_TO, EN_FROM_AFTER_HERE, ZH_FROM) for m in pattern.finditer(text)
+            if done_change(m)]
 
 
 def change_origins(text: str) -> tuple[str, ...]:
     """The values `text` says were changed away from (the `old` of `EN_FROM_TO`, `EN_FROM_AFTER_HERE`, `ZH_FROM`)."""
-    return tuple(m.group("old") for pattern in (EN_FROM_TO, EN_FROM_AFTER_HERE, ZH_FROM) for m in pattern.finditer(text))
+    return tuple(m.group("old") for m in change_matches(text))
 
 
 def left_places(text: str) -> frozenset[str]:
@@ -171,8 +205,7 @@ def left_places(text: str) -> frozenset[str]:
     Moncton", 从长沙搬到厦门): what named them as where the user is ends."""
     if not moved_here(text):
         return frozenset()
-    return frozenset(m.group("old") for pattern in (EN_FROM_TO, EN_FROM_AFTER_HERE, ZH_FROM)
-                     for m in pattern.finditer(text) if not _someone_elses(text[:m.start()]))
+    return frozenset(m.group("old") for m in change_matches(text) if not _someone_elses(text[:m.start()]))
 
 
 _WITH_THE_USER = re.compile(r"\b(?:I|we|User(?!['’]s| said)|and I)\b|我", re.IGNORECASE)

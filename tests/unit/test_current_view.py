@@ -110,3 +110,108 @@ def test_a_new_session_sees_where_the_user_lives_now_and_history_when_it_asks(tm
     back = _ask(runtime, "Where did I live before I moved?")
     assert "Halifax" in back.memory_section
     runtime.close()
+
+
+@pytest.mark.parametrize("note", [
+    "用户从不换手机",  # 从不 is "never": no change, and cutting it turns the fact around
+    "用户从来不换发型",
+    "用户从去年开始换工作",  # 从 of a time, and no value changed to
+    "用户每天从家里转地铁到公司",  # a route: the train is changed, not the home
+    "用户从早到晚都在换尿布",
+    "用户从小就想搬到海边住",
+])
+def test_a_chinese_from_that_tells_of_no_change_from_one_value_to_another_is_kept(note: str) -> None:
+    assert outcome_view(note) == (note, frozenset())
+
+
+@pytest.mark.parametrize(("note", "shown"), [
+    ("用户从销售转到了产品岗", "用户转到了产品岗"),
+    ("用户从安卓换成了苹果", "用户换成了苹果"),
+    ("用户从小镇搬到了省城", "用户搬到了省城"),
+])
+def test_a_chinese_change_to_a_new_value_is_still_shown_as_its_outcome(note: str, shown: str) -> None:
+    assert outcome_view(note)[0] == shown
+
+
+@pytest.mark.parametrize("note", [
+    "User plans to move from Halifax to Moncton next year",  # the old value is still the current one
+    "User is thinking of switching from Angular to Svelte",
+    "User might relocate from Austin to Denver",
+    "User never switched from Windows to Mac",
+    "User changes trains from Paddington to Reading on the commute",  # a habit, no change of value
+    "User transferred money from savings to checking every month",
+    "User likes movies from the 1990s to the 2000s",  # a noun, no verb of change
+    "用户打算明年从长沙搬到厦门",
+    "用户下个月准备从海淀搬到朝阳",
+    "用户每周从公司调到分部支援两天",
+])
+def test_a_change_not_made_yet_or_made_every_time_is_shown_whole(note: str) -> None:
+    assert outcome_view(note) == (note, frozenset())
+
+
+@pytest.mark.parametrize("note", [
+    "User said: I quit smoking, now I feel great.",  # "now" tells how the user is, not what replaced smoking
+    "User said: I stopped drinking, now I sleep better.",
+    "用户说：瑜伽不练了，现在开始失眠",
+    "User said: Mia quit ballet; she started high school",
+])
+def test_an_activity_dropped_stays_when_no_clause_says_what_replaced_it(note: str) -> None:
+    assert outcome_view(note) == (note, frozenset())
+
+
+def test_a_dropped_activity_cut_from_a_quote_leaves_who_said_it() -> None:
+    view, dropped = outcome_view("User said: I quit piano, now I do chess twice a week.")
+    assert view == "User said: now I do chess twice a week." and "piano" in dropped
+
+
+@pytest.mark.parametrize("question", [
+    "When can I resume running after my knee surgery?",  # resume: to start again
+    "Where is the nearest post office?",
+    "What was in the notice from my landlord?",  # writing read, not written
+    "What should I pack for the beach trip? There was a notice about jellyfish.",
+    "What time is the pitch meeting on Thursday?",
+    "动态规划是什么？",  # 动态: dynamic
+    "收到通知了吗？",
+    "发票报销流程是什么？",
+])
+def test_a_question_that_composes_nothing_is_no_writing_for_others(question: str) -> None:
+    assert WRITING_FOR_OTHERS not in gate_domains(question)
+    assert may_show(gate_domains(question), "User said: my son Ivo is allergic to peanuts")
+
+
+@pytest.mark.parametrize("task", ["Help me with my cover letter for the analyst job", "Draft a short bio for the "
+                                  "conference program", "Polish this email to the landlord",
+                                  "I need a caption for a photo of our product launch", "帮我发个朋友圈文案",
+                                  "回复一下这封客户邮件", "帮我润色简历"])
+def test_a_task_that_composes_a_piece_of_writing_is_writing_for_others(task: str) -> None:
+    assert WRITING_FOR_OTHERS in gate_domains(task)
+
+
+@pytest.mark.parametrize("note", [
+    "User is a wedding photographer based in Leith",  # a family word that is the user's trade
+    "User is a family doctor at a rural practice",
+    "User practises family law at a small firm",
+    "User works at a family-owned bakery",
+    "User teaches kids coding on Saturdays",
+    "用户是家庭医生，在社区诊所上班",
+    "用户今年34岁，做了八年会计",
+])
+def test_writing_for_others_still_sees_a_family_word_that_names_no_relative_of_the_user(note: str) -> None:
+    assert may_show(gate_domains("Write a cover letter for a clinic job"), note)
+
+
+@pytest.mark.parametrize("note", ["User has two kids in primary school", "User's mum lives with them",
+                                  "User said: our anniversary is in June", "用户的女儿六岁", "孩子下周开家长会",
+                                  "Clara just turned 5"])
+def test_writing_for_others_sees_no_relative_of_the_user(note: str) -> None:
+    assert not may_show(gate_domains("Write a cover letter for a clinic job"), note)
+
+
+@pytest.mark.parametrize("turn", ["I took up " + "x" * 50_000 + ", quit chess",  # one long word (a pasted key)
+                                  "key " + "ab-" * 16_000 + " now, I stopped",
+                                  "他说" + "a" * 50_000 + "不学了，现在改学游泳"])
+def test_a_long_turn_is_shown_in_linear_time(turn: str) -> None:
+    import time
+    start = time.perf_counter()
+    outcome_view.__wrapped__(turn)  # type: ignore[attr-defined]
+    assert time.perf_counter() - start < 1.0

@@ -45,3 +45,31 @@ def test_a_place_already_noted_as_where_the_user_is_is_not_noted_twice() -> None
 ])
 def test_a_place_said_by_what_the_user_does_there_is_about_where_they_are(said: str, home: bool) -> None:
     assert (ZH_WHEREABOUTS.search(said) is not None) is home
+
+
+@pytest.mark.parametrize("said", [
+    "感觉天气越来越冷了",  # a verb of feeling, no place
+    "空调温度太低了",  # a thing's temperature
+    "咖啡太热了喝不了",
+    "办公室好冷，穿了两件毛衣",  # a room
+    "宝宝好热，一直出汗",
+    "Emma's winter coat is too small",  # a person's winter coat
+    "Jake's summer camp starts Monday",
+    "Apple's fall event is tomorrow",
+    "Christmas traffic was awful",  # a time of year, no place
+    "Morning traffic was brutal today",
+])
+def test_a_things_heat_or_a_persons_season_says_no_place(said: str) -> None:
+    assert not [p for p in _places(said) if p.startswith(("用户在", "User is in"))]
+
+
+@pytest.mark.parametrize(("said", "note"), [("长沙最近好热，开了一整天空调", "用户在长沙"),
+                                            ("上海又下雨了", "用户在上海"),
+                                            ("Denver winters are brutal", "User is in Denver")])
+def test_a_places_own_weather_still_says_where_the_user_is(said: str, note: str) -> None:
+    assert _places(said) == [note]
+
+
+@pytest.mark.parametrize(("said", "note"), [("成都这几天一直下雨", "用户在成都"), ("太原今年冬天特别冷", "用户在太原")])
+def test_a_city_whose_name_holds_a_function_character_is_still_a_place(said: str, note: str) -> None:
+    assert _places(said) == [note]

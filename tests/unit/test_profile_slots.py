@@ -177,3 +177,23 @@ def test_a_move_away_ends_what_named_the_old_place_but_not_where_the_user_comes_
 def test_a_roommates_nationality_is_not_where_the_user_comes_from() -> None:
     gone = _gone(("phd", "用户说：我在格拉茨读博,室友是挪威人,人很好。", 0), ("move", "用户从格拉茨搬到了维也纳", 3))
     assert gone == {"phd"}
+
+
+@pytest.mark.parametrize("text", ["User plans to move from Halifax to Moncton next year",
+                                  "User might relocate from Halifax to Moncton", "用户打算明年从长沙搬到厦门"])
+def test_a_move_only_planned_leaves_no_place(text: str) -> None:
+    assert left_places(text) == frozenset()
+
+
+def test_a_planned_move_ends_nothing_that_names_where_the_user_still_lives() -> None:
+    assert _gone(("park", "User walks the dog in a Halifax park", 0),
+                 ("plan", "User plans to move from Halifax to Moncton next year", 5)) == set()
+    assert _gone(("work", "用户在长沙工作", 0), ("plan", "用户打算明年从长沙搬到厦门", 5)) == set()
+
+
+def test_a_long_word_is_read_for_activities_in_linear_time() -> None:
+    import time
+    start = time.perf_counter()
+    assert ended_activities("x" * 50_000 + " quit") == frozenset()
+    assert ended_activities("他说 rugby 不踢了") == frozenset({"rugby"})
+    assert time.perf_counter() - start < 1.0
