@@ -35,10 +35,11 @@ DOMAIN_CUES: dict[str, tuple[str, ...]] = {
         "health", "doctor", "hospital", "medic", "pill", "injur", "hurt", "pain", "knee", "back$", "ankle",
         "shoulder", "wrist", "hip$", "surgery", "sick", "ill$", "illness", "symptom", "diabet", "asthma", "blood", "pregnan",
         "workout", "exercise", "gym", "fitness", "train", "run$", "runs$", "running", "runner", "jog", "yoga", "hike", "hiking", "swim", "sport",
+        "marathon", "triathlon", "race day", "race$", "races$", "cycling",
         "stretch", "physio", "allerg", "sleep", "weight", "cancer", "heart", "migraine", "disab", "wheelchair",
         "健康", "医生", "医院", "药", "受伤", "伤", "疼", "痛", "膝盖", "腰", "脚踝", "肩", "手术", "生病", "病",
         "症状", "糖尿病", "哮喘", "血压", "怀孕", "锻炼", "运动", "健身", "训练", "跑步", "瑜伽", "爬山", "徒步",
-        "游泳", "体检", "睡眠", "失眠", "减肥", "体重", "过敏",
+        "游泳", "体检", "睡眠", "失眠", "减肥", "体重", "过敏", "马拉松", "半马", "全马", "越野跑", "骑行",
     ),
     "mental": (
         "depress", "anxiety", "anxious", "therap", "counsel", "mental", "stress", "burnout", "panic", "adhd",

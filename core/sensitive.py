@@ -36,6 +36,10 @@ SENSITIVE_CUES: dict[str, tuple[str, ...]] = {
         # medications of long-term conditions, by class and common name
         "metformin", "insulin", "statin$", "statins$", "atorvastatin", "lisinopril", "amlodipine", "levothyroxine", "warfarin",
         "blood thinner", "inhaler", "steroid", "prednisone", "methotrexate", "immunosuppress",
+        # the specialists who treat a long-term condition ("my endocrinologist says…")
+        "endocrinolog", "cardiolog", "oncolog", "neurolog", "rheumatolog", "gastroenterolog", "nephrolog",
+        "hematolog", "haematolog", "pulmonolog", "urolog", "obstetrician", "gynecolog", "gynaecolog",
+        "内分泌科", "心内科", "肿瘤科", "神经内科", "风湿科", "消化内科", "肾内科", "血液科", "妇产科", "泌尿科", "呼吸科",
         "糖尿病", "癌", "艾滋", "哮喘", "癫痫", "确诊", "受伤", "手术", "宝宝出生", "预产期",
         "流产", "残疾", "膝盖", "腰伤", "腰疼", "高血压", "心脏病", "关节炎", "椎间盘", "腰椎", "痛风", "甲亢", "甲减", "中风",
         "化疗", "透析", "产检", "二甲双胍", "胰岛素", "降压药", "降糖药", "他汀",
@@ -247,10 +251,12 @@ _OWN_TRIP = re.compile(
 
 _WRITING = re.compile(
     r"\b(?:cover letter|linkedin|bio|résumé|resume|cv|invoice|release notes?|press release|proposal|pitch|"
-    r"e-?mails?|letters?|messages?|posts?|announcements?|memos?|notices?|newsletters?|tweets?|captions?)\b|"
-    r"邮件|写信|一封信|通知|公告|朋友圈|微博|动态|文案|简历|求职信|自我介绍|发票|推文|帖子|致辞",
+    r"e-?mails?|letters?|messages?|posts?|announcements?|memos?|notices?|newsletters?|tweets?|captions?|blurbs?|"
+    r"intros?|introductions?|website (?:copy|text|page)|about (?:me|us) (?:page|section)|speaker profile)\b|"
+    r"邮件|写信|一封信|通知|公告|朋友圈|微博|动态|文案|简历|求职信|自我介绍|简介|发票|推文|帖子|致辞",
     re.IGNORECASE)
-"""A piece of writing others will read: a cover letter, an email, a post, an invoice, 朋友圈, 简历."""
+"""A piece of writing others will read: a cover letter, an email, a post, an invoice, a blurb or an intro about the
+user, 朋友圈, 简历, 简介."""
 WRITING_FOR_OTHERS = "writing_for_others"
 """The mark `gate_domains` adds to a piece of writing others will read (`_WRITING`) that is not about the
 user's family: a cover letter, a client email, a post is no place for the user's family or love life
@@ -309,12 +315,38 @@ def about_own_family(text: str) -> bool:
     return bool(_KIN.search(text) or AGE_OF_NAMED.search(text))
 
 
+_CLAUSE = re.compile(r"[^,，;；。.!?！？]+[,，;；。.!?！？]*")
+_FRAME = re.compile(r"^\s*(?:User said:\s*|用户说[:：]\s*)")
+
+
+@registered
+@lru_cache(maxsize=65536)
+def without_own_family(text: str) -> str:
+    """`text` without its clauses that tell of the user's relatives or partner (`about_own_family`), the
+    note's frame ("用户说：") kept; "" when nothing else is left."""
+    if not about_own_family(text):
+        return text
+    frame = _FRAME.match(text)
+    body = text[frame.end():] if frame else text
+    kept = "".join(c for c in _CLAUSE.findall(body) if not about_own_family(c)).strip().lstrip(",，;；")
+    if not re.search(r"[A-Za-z]{2,}|[\u4e00-\u9fff]{2,}", kept):
+        return ""
+    return (frame.group(0) if frame else "") + kept
+
+
 def may_show(question: frozenset[str], text: str, marked: Iterable[str] = ()) -> bool:
     """Whether a memory of `text` may be shown to a task of domains `question`: always, when neither its
     words nor its extraction `marked` it sensitive; else only when the task reaches one of those domains
     (`reached`). A record without a mark (made before marks were kept) is judged by its words alone. Writing
-    for others (`WRITING_FOR_OTHERS`) is shown nothing of the user's family and partners."""
-    if WRITING_FOR_OTHERS in question and about_own_family(text):
-        return False
+    for others (`WRITING_FOR_OTHERS`) is shown nothing of the user's family and partners (a note with
+    something else in it is shown without those clauses: `without_own_family`), and a sensitive fact only
+    when the writing is about that fact's own domain or the user's own trip (`gate_domains` keeps travel only
+    for it): no other reach (a blurb for a restaurant's website is food, and no place for a health condition;
+    an email to the hotel of the user's own trip may need the condition)."""
     sensitive = sensitive_domains(text).union(marked)
+    if WRITING_FOR_OTHERS in question:
+        if sensitive and not sensitive & question and not reached(question & {"travel"}, sensitive):
+            return False
+        if not without_own_family(text):
+            return False
     return not sensitive or reached(question, sensitive)

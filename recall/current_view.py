@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 from engram.core.text import estimate_tokens, terms
 from engram.core.domains import NOT_PLACES
-from engram.core.sensitive import written_for_others
+from engram.core.sensitive import WRITING_FOR_OTHERS, gate_domains, without_own_family, written_for_others
 from engram.core.text_caches import registered
 
 from .context import RecalledItem
@@ -109,7 +109,7 @@ def _cut(clause: str, spans: list[tuple[int, int]]) -> str:
 
 def as_outcomes(items: Sequence[RecalledItem], question: str) -> list[RecalledItem]:
     """The items with every note, quote and turn shown as `shown_text` shows it (tokens counted again)."""
-    view = _View(frozenset(terms(question)), looks_back(question), written_for_others(question))
+    view = _view(question)
     if view.back and not view.for_others:
         return list(items)
     return [_as_outcome(item, view) for item in items]
@@ -119,6 +119,8 @@ class _View(NamedTuple):
     asked: frozenset[str]
     back: bool
     for_others: bool
+    private: bool = False
+    """Writing for others not about the family (`core.sensitive.WRITING_FOR_OTHERS`): no clause of it shown."""
 
 
 def _as_outcome(item: RecalledItem, view: _View) -> RecalledItem:
@@ -149,10 +151,17 @@ def _details_shown(details: dict[str, object], shown: dict[str, str]) -> dict[st
 def shown_text(text: str, question: str) -> str:
     """The line shown for a note: `outcome_view` of it, or the note whole when the question `looks_back`
     or names something the view would leave out; in writing for others, its confidential names masked."""
-    return _shown(text, _View(frozenset(terms(question)), looks_back(question), written_for_others(question)))
+    return _shown(text, _view(question))
+
+
+def _view(question: str) -> _View:
+    return _View(frozenset(terms(question)), looks_back(question), written_for_others(question),
+                 WRITING_FOR_OTHERS in gate_domains(question))
 
 
 def _shown(text: str, view: _View) -> str:
+    if view.private:
+        text = without_own_family(text) or text
     if not view.back:
         outcome, dropped = outcome_view(text)
         if outcome != text and not dropped & view.asked:

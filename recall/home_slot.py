@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from engram.core.domains import ARRIVAL, HOME_PLACE, NOT_PLACES, WHEREABOUTS, cue_domains, domains_of
+from engram.core.domains import ARRIVAL, HOME_PLACE, NOT_PLACES, WHEREABOUTS, ZH_WHEREABOUTS, cue_domains, domains_of
 from engram.core.text_caches import registered
 
 _MOVE_VERB = re.compile(r"\b(?:mov(?:e|es|ed|ing)|relocat(?:e|es|ed|ing|ion))\b", re.IGNORECASE)
@@ -40,6 +40,22 @@ _FILLER = frozenset({"the", "a", "an", "next", "new", "our", "my", "their", "thi
 _PASSIVE = frozenset({"was", "were", "been", "be", "got", "get", "gets", "is", "are", "being"})
 _NOT_HOME = frozenset({"schedule", "work"})
 """What is moved or where to when a move is a rescheduling (a meeting, a call, to Friday) or a job's."""
+
+
+NOT_DONE = re.compile(
+    r"\b(?:plan\w*|want\w*|hop(?:e|es|ed|ing)|think\w*|consider\w*|might|may|will|would|could|should|shall|"
+    r"going to|about to|need\w*|decid\w*|if|whether|maybe|perhaps|wish\w*|never|not|\w+n['’]t)\b|['’]ll\b|"
+    r"打算|准备|计划|想|要|考虑|可能|也许|或许|将|会|希望|明年|下个月|下月|下周|下半年|年底|即将|如果|要是|没|不|别",
+    re.IGNORECASE)
+"""Before a change in its clause: it is not made (yet): a plan, a wish, a maybe, a negation."""
+CLAUSE_EDGE = re.compile(r"[,.;!?，。；！？\n]")
+
+
+def planned(text: str, at: int) -> bool:
+    """Whether the clause of `text` before `at` says what follows is not done (yet): a plan, a wish, a maybe, a
+    negation (`NOT_DONE`: "plans to move", 打算…搬)."""
+    edges = [m.end() for m in CLAUSE_EDGE.finditer(text, 0, at)]
+    return bool(NOT_DONE.search(text, edges[-1] if edges else 0, at))
 
 
 def is_move(text: str) -> bool:
@@ -137,6 +153,12 @@ def _of_a_relative(text: str) -> bool:
     return "family" in cue_domains(text)
 
 
+def _first_move(text: str) -> int:
+    """Where the first word of moving or buying a home is in `text` (its end when none is)."""
+    found = [m.start() for pattern in (_MOVE_VERB, _MOVE_CUE, _PURCHASE) for m in [pattern.search(text)] if m]
+    return min(found, default=len(text))
+
+
 def is_trip(text: str) -> bool:
     """Whether `text` tells of a stay with a purpose that ends or a stated return (`_TRIP`)."""
     return bool(_TRIP.search(text))
@@ -148,7 +170,7 @@ def home_claim(text: str) -> bool:
     "arrived at the office", "刚到公司" name none; `is_trip`: "for a conference", "出差"), or that they live or are based somewhere with its place ("lives in
     Valparaiso", "based out of the Lagos office now")."""
     if is_move(text) or _PURCHASE.search(text):
-        return True
+        return not planned(text, _first_move(text))
     places = claim_places(text)
     if not places:
         return False
@@ -164,7 +186,7 @@ def about_where(text: str) -> bool:
     if _of_a_relative(text) or ORIGIN.search(text):
         return False
     return bool(HOME_PLACE.search(text) or ARRIVAL.search(text) or WHEREABOUTS.search(text) or _LOCAL.search(text)
-                or is_move(text))
+                or ZH_WHEREABOUTS.search(text) or is_move(text))
 
 
 def named_places(text: str) -> frozenset[str]:

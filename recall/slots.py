@@ -21,11 +21,11 @@ import re
 from engram.core.domains import cue_domains
 from engram.core.text import terms
 
-from .home_slot import moved_here
+from .home_slot import CLAUSE_EDGE as _CLAUSE_EDGE, NOT_DONE as _NOT_DONE, moved_here
 
 _JOB_CHANGE = re.compile(
-    r"\b(?:(?:took|accepted|got|landed|start(?:ed|ing|s)|began|begin(?:s|ning)?) (?:the|a|my|this|their|her|his)? ?"
-    r"(?:new )?(?:job|role|position)|new (?:job|role|position|employer)|first day at|made the leap|resign(?:ed|ing)|"
+    r"\b(?:(?:took|accepted|got|landed|start(?:ed|ing|s)|began|begin(?:s|ning)?) (?:the|a|an|my|this|their|her|his)? ?"
+    r"(?:(?-i:[A-Z])[\w&'’-]* ){0,3}(?:new )?(?:job|role|position)|new (?:job|role|position|employer)|first day at|made the leap|resign(?:ed|ing)|"
     r"(?:was|were|got|been|being) (?:laid off|let go|made redundant|fired)|laid off|"
     r"(?:left|quit|quitting|leaving) (?:my|the|their|her|his|a) (?:job|role|position|company)|changed jobs|"
     r"switched jobs|went freelance|retired|open(?:ed|s|ing)? (?:my|their|her|his|a|an) (?:own )?"
@@ -165,16 +165,9 @@ where the change went (搬到, 换成, 调去): "从家里转地铁" is a route,
 adverb nor 到 (从早到晚都在换…, 从小就想搬…), and 从不/从来/从没 are "never"."""
 
 
-_NOT_DONE = re.compile(
-    r"\b(?:plan\w*|want\w*|hop(?:e|es|ed|ing)|think\w*|consider\w*|might|may|will|would|could|should|shall|"
-    r"going to|about to|need\w*|decid\w*|if|whether|maybe|perhaps|wish\w*|never|not|\w+n['’]t)\b|['’]ll\b|"
-    r"打算|准备|计划|想|要|考虑|可能|也许|或许|将|会|希望|明年|下个月|下月|下周|下半年|年底|即将|如果|要是|没|不|别",
-    re.IGNORECASE)
-"""Before a change in its clause: it is not made (yet): a plan, a wish, a maybe, a negation."""
 _HABIT = re.compile(r"\b(?:every|each|daily|weekly|monthly|usually|always|often|sometimes|whenever)\b|"
                     r"每天|每周|每月|每次|天天|经常|总是|通常|一般", re.IGNORECASE)
 """In a change's clause: it is made again and again (a route, a standing order), no value is left."""
-_CLAUSE_EDGE = re.compile(r"[,.;!?，。；！？\n]")
 
 
 def done_change(match: re.Match[str]) -> bool:

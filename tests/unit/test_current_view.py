@@ -215,3 +215,18 @@ def test_a_long_turn_is_shown_in_linear_time(turn: str) -> None:
     start = time.perf_counter()
     outcome_view.__wrapped__(turn)  # type: ignore[attr-defined]
     assert time.perf_counter() - start < 1.0
+
+
+def test_writing_for_others_shows_a_sensitive_fact_only_when_it_is_about_that_fact() -> None:
+    blurb = "Write a short bio about me for the bakery's website"
+    assert WRITING_FOR_OTHERS in gate_domains(blurb)
+    assert not may_show(gate_domains(blurb), "User has type 1 diabetes and wears a pump")  # food reaches health
+    leave = "Draft an email to my manager asking for two days off after my knee surgery"
+    assert may_show(gate_domains(leave), "User is having knee surgery in May", ("health",))
+
+
+def test_writing_for_others_drops_the_clauses_about_the_family_and_keeps_the_rest() -> None:
+    note = "用户说：我在家带了两年孩子,下个月回去上班,在一家律所做行政。"
+    shown = shown_text(note, "帮我写一封给新同事的自我介绍邮件")
+    assert "孩子" not in shown and "律所做行政" in shown and shown.startswith("用户说：")
+    assert may_show(gate_domains("帮我写一封给新同事的自我介绍邮件"), note)

@@ -197,3 +197,13 @@ def test_a_long_word_is_read_for_activities_in_linear_time() -> None:
     assert ended_activities("x" * 50_000 + " quit") == frozenset()
     assert ended_activities("他说 rugby 不踢了") == frozenset({"rugby"})
     assert time.perf_counter() - start < 1.0
+
+
+def test_a_move_takes_out_a_place_said_by_what_the_user_did_there() -> None:
+    gone = _gone(("work", "用户在绍兴做电商运营好几年了", 0), ("move", "用户说：上周终于搬到温州了,老公工作调动。", 3))
+    assert gone == {"work"}
+
+
+@pytest.mark.parametrize("text", ["User got the Westbrook job", "I landed the Northwind Labs role!"])
+def test_a_job_named_by_its_employer_is_a_change_of_job(text: str) -> None:
+    assert job_claim(text)

@@ -50,3 +50,9 @@ def test_a_chinese_trip_said_by_its_destination_or_length_is_travel(task: str) -
 
 def test_a_visit_of_no_length_nor_purpose_is_no_trip() -> None:
     assert "travel" not in domains_of("明天去公司开会")
+
+
+@pytest.mark.parametrize("said", ["My cardiologist wants me to cut back on salt", "User's rheumatologist moved the appointment",
+                                  "下周要去看肿瘤科复查"])
+def test_a_specialist_who_treats_the_user_tells_of_a_condition(said: str) -> None:
+    assert "health" in statement_sensitivity(said, said)
