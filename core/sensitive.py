@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from .domains import AGE_OF_NAMED, domains_of
-from .text import terms
+from .text import VERBATIM_FRAME, terms
 from .text_caches import registered
 
 SENSITIVE_CUES: dict[str, tuple[str, ...]] = {
@@ -316,7 +316,6 @@ def about_own_family(text: str) -> bool:
 
 
 _CLAUSE = re.compile(r"[^,，;；。.!?！？]+[,，;；。.!?！？]*")
-_FRAME = re.compile(r"^\s*(?:User said:\s*|用户说[:：]\s*)")
 
 
 @registered
@@ -326,7 +325,7 @@ def without_own_family(text: str) -> str:
     note's frame ("用户说：") kept; "" when nothing else is left."""
     if not about_own_family(text):
         return text
-    frame = _FRAME.match(text)
+    frame = VERBATIM_FRAME.match(text)
     body = text[frame.end():] if frame else text
     kept = "".join(c for c in _CLAUSE.findall(body) if not about_own_family(c)).strip().lstrip(",，;；")
     if not re.search(r"[A-Za-z]{2,}|[\u4e00-\u9fff]{2,}", kept):

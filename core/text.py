@@ -39,6 +39,12 @@ def is_cjk_char(ch: str) -> bool:
     return False
 
 
+VERBATIM_PREFIXES = ("User said: ", "用户说：")
+"""How a note kept in the user's own words opens (`streams.rules.standing`)."""
+VERBATIM_FRAME = re.compile(r"^\s*(?:User said:\s*|用户说[:：]\s*)")
+"""That opening as read back (any spacing, either colon)."""
+
+
 def has_cjk(text: str) -> bool:
     return _CJK_RE.search(text) is not None
 

@@ -23,7 +23,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import NamedTuple
 
-from engram.core.text import estimate_tokens, terms
+from engram.core.text import VERBATIM_FRAME, estimate_tokens, terms
 from engram.core.domains import NOT_PLACES
 from engram.core.sensitive import WRITING_FOR_OTHERS, gate_domains, without_own_family, written_for_others
 from engram.core.text_caches import registered
@@ -86,14 +86,13 @@ def _without_ended_clauses(text: str) -> tuple[str, frozenset[str]]:
             continue
         gone |= ended_keys(clause)
         rest = _cut(clause, spans)
-        if _WORDY.search(_SPEAKER.sub("", rest)):
+        if _WORDY.search(VERBATIM_FRAME.sub("", rest)):
             kept.append(rest)
-        elif speaker := _SPEAKER.match(clause):
+        elif speaker := VERBATIM_FRAME.match(clause):
             kept.append(speaker.group(0))  # who said it stays with what else they said
     return (re.sub(r"\s{2,}", " ", "".join(kept)).strip(), frozenset(gone)) if gone else (text, frozenset())
 
 
-_SPEAKER = re.compile(r"^(?:User said:\s*|用户说[:：]\s*)")
 _WORDY = re.compile(r"[A-Za-z]{2,}|[\u4e00-\u9fff]{2,}")
 
 
@@ -119,7 +118,7 @@ class _View(NamedTuple):
     asked: frozenset[str]
     back: bool
     for_others: bool
-    private: bool = False
+    private: bool
     """Writing for others not about the family (`core.sensitive.WRITING_FOR_OTHERS`): no clause of it shown."""
 
 

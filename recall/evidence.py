@@ -25,7 +25,7 @@ from functools import lru_cache
 import numpy as np
 
 from engram.core.sensitive import gate_domains, may_show
-from engram.core.text import clip_tokens, estimate_tokens, terms
+from engram.core.text import VERBATIM_PREFIXES, clip_tokens, estimate_tokens, terms
 from engram.core.text_caches import registered
 from engram.projections.ports import MemoryStore, RecentTurn, TurnHit
 from engram.schemas.memory import MemoryRecord
@@ -332,14 +332,10 @@ def withheld_turns(gone: set[str], records: list[MemoryRecord], replaced: list[M
     return frozenset(m for r in stale for m in r.source_message_ids if m)
 
 
-VERBATIM = ("User said: ", "用户说：")
-"""How a note kept in the user's own words opens (`streams.rules.standing`)."""
-
-
 def verbatim_echoes(records: list[MemoryRecord], replaced: list[MemoryRecord]) -> set[str]:
-    """The notes kept in the user's own words (`VERBATIM`) of a turn a `replaced` memory was drawn from: the
+    """The notes kept in the user's own words (`VERBATIM_PREFIXES`) of a turn a `replaced` memory was drawn from: the
     statement whose fact a newer one replaced, quoted ("User said: from now on please reply in English" once
     the reply language changed), would bring the old fact back."""
     stale = {m for r in replaced for m in r.source_message_ids if m}
     return {r.memory_id for r in records
-            if r.content.startswith(VERBATIM) and stale.intersection(r.source_message_ids)}
+            if r.content.startswith(VERBATIM_PREFIXES) and stale.intersection(r.source_message_ids)}

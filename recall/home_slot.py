@@ -51,11 +51,16 @@ NOT_DONE = re.compile(
 CLAUSE_EDGE = re.compile(r"[,.;!?，。；！？\n]")
 
 
-def planned(text: str, at: int) -> bool:
+def clause_start(text: str, at: int) -> int:
+    """Where the clause of `text` that holds position `at` begins (after the last `CLAUSE_EDGE` before it)."""
+    edges = [m.end() for m in CLAUSE_EDGE.finditer(text, 0, at)]
+    return edges[-1] if edges else 0
+
+
+def not_done_before(text: str, at: int) -> bool:
     """Whether the clause of `text` before `at` says what follows is not done (yet): a plan, a wish, a maybe, a
     negation (`NOT_DONE`: "plans to move", 打算…搬)."""
-    edges = [m.end() for m in CLAUSE_EDGE.finditer(text, 0, at)]
-    return bool(NOT_DONE.search(text, edges[-1] if edges else 0, at))
+    return bool(NOT_DONE.search(text, clause_start(text, at), at))
 
 
 def is_move(text: str) -> bool:
@@ -170,7 +175,7 @@ def home_claim(text: str) -> bool:
     "arrived at the office", "刚到公司" name none; `is_trip`: "for a conference", "出差"), or that they live or are based somewhere with its place ("lives in
     Valparaiso", "based out of the Lagos office now")."""
     if is_move(text) or _PURCHASE.search(text):
-        return not planned(text, _first_move(text))
+        return not not_done_before(text, _first_move(text))
     places = claim_places(text)
     if not places:
         return False

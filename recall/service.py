@@ -303,8 +303,8 @@ class RecallService:
                  or (cfg.weights.domain and domain_overlap(asked, domains_of(h.record.content)) >= 1.0)]
         replaced: list[MemoryRecord] = replaced_pending.result() if replaced_pending is not None else replaced_read()
         scores = self._scores(req, found, profile)
-        gone = (superseded([*profile, *(h.record for h in found)]) | left_profile(found, members)
-                | verbatim_echoes([*profile, *(h.record for h in found)], replaced))
+        considered = [*profile, *(h.record for h in found)]
+        gone = superseded(considered) | left_profile(found, members) | verbatim_echoes(considered, replaced)
         eligible = [h for h in found if h.record.memory_id not in gone and may_show(gate, h.record.content, h.record.sensitive)
                     and scores[h.record.memory_id].score >= cfg.min_score]
         chosen = self._diverse(eligible, scores, wanted)
@@ -326,7 +326,7 @@ class RecallService:
                                               for m in r.source_message_ids}
         ask = FusionInput(req.tenant, req.user, req.question, frozenset(hidden),
                           cfg.turn_candidates, cfg.fusion_k, cfg.evidence_tokens, cfg.turn_weight,
-                          cfg.evidence_top, withheld_turns(gone, [*profile, *(h.record for h in found)], replaced),
+                          cfg.evidence_top, withheld_turns(gone, considered, replaced),
                           vector=vector, related_cosine=related,
                           session_share=cfg.session_share, session_top=cfg.session_top)
         # deeper by the window's size: its turns leave the ranking once the window is read (`recall`), and
@@ -507,5 +507,3 @@ def _injected_ids(items: list[RecalledItem]) -> tuple[str, ...]:
     beside them (opt-in `context_turns_top`), each once."""
     quoted = [m for i in items for m, _ in i.context_turns]
     return tuple(dict.fromkeys([*(i.item_id for i in items), *quoted]))
-
-

@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 
 from engram.core.domains import cue_domains
-from engram.core.text import terms
+from engram.core.text import VERBATIM_FRAME, terms
 
-from .home_slot import CLAUSE_EDGE as _CLAUSE_EDGE, NOT_DONE as _NOT_DONE, moved_here
+from .home_slot import CLAUSE_EDGE, clause_start, moved_here, not_done_before
 
 _JOB_CHANGE = re.compile(
     r"\b(?:(?:took|accepted|got|landed|start(?:ed|ing|s)|began|begin(?:s|ning)?) (?:the|a|an|my|this|their|her|his)? ?"
@@ -172,25 +172,18 @@ _HABIT = re.compile(r"\b(?:every|each|daily|weekly|monthly|usually|always|often|
 
 def done_change(match: re.Match[str]) -> bool:
     """Whether a match of `EN_FROM_TO`, `EN_FROM_AFTER_HERE` or `ZH_FROM` tells of a change made once: no
-    plan, wish or negation before it in its clause (`_NOT_DONE`: "plans to move from …", 打算从…搬到…), no
+    plan, wish or negation before it in its clause (`home_slot.not_done_before`: "plans to move from …", 打算从…搬到…), no
     habit in its clause (`_HABIT`: "every month", 每天)."""
     text = match.string
-    edges = [m.end() for m in _CLAUSE_EDGE.finditer(text, 0, match.start())]
-    start = edges[-1] if edges else 0
-    after = _CLAUSE_EDGE.search(text, match.end())
-    end = after.start() if after else len(text)
-    return not _NOT_DONE.search(text, start, match.start()) and not _HABIT.search(text[start:end])
+    after = CLAUSE_EDGE.search(text, match.end())
+    clause = text[clause_start(text, match.start()):after.start() if after else len(text)]
+    return not not_done_before(text, match.start()) and not _HABIT.search(clause)
 
 
 def change_matches(text: str) -> list[re.Match[str]]:
     """The changes made once that `text` tells of (`done_change`)."""
     return [m for pattern in (EN_FROM_TO, EN_FROM_AFTER_HERE, ZH_FROM) for m in pattern.finditer(text)
             if done_change(m)]
-
-
-def change_origins(text: str) -> tuple[str, ...]:
-    """The values `text` says were changed away from (the `old` of `EN_FROM_TO`, `EN_FROM_AFTER_HERE`, `ZH_FROM`)."""
-    return tuple(m.group("old") for m in change_matches(text))
 
 
 def left_places(text: str) -> frozenset[str]:
@@ -207,7 +200,7 @@ _WITH_THE_USER = re.compile(r"\b(?:I|we|User(?!['’]s| said)|and I)\b|我", re.
 def _someone_elses(before: str) -> bool:
     """Whether the words before a move say it is a relative's ("my sister moved …"), not the user's with
     them ("my husband and I moved …", "我和老公从…搬到…")."""
-    said = re.sub(r"^(?:User said:\s*|用户说[:：]\s*)", "", before)
+    said = VERBATIM_FRAME.sub("", before)
     return "family" in cue_domains(said) and not _WITH_THE_USER.search(said)
 
 

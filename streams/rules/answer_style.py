@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from engram.core.text import has_cjk
 from engram.schemas.memory import MemoryType as T
 
 from .common import Draft
@@ -64,7 +65,7 @@ def _language_note(sentence: str, drafts: list[Draft]) -> Draft | None:
     if any(d.type is T.USER_PREFERENCE and (chinese in d.content or english in d.content)
            and _ANSWER_WORD.search(d.content) for d in drafts):
         return None  # a standing wish of the turn says it already ("用户希望以后都用繁体字回答我")
-    content = f"用户希望用{chinese}回答" if re.search(r"[\u4e00-\u9fff]", sentence) else f"User wants answers in {english}"
+    content = f"用户希望用{chinese}回答" if has_cjk(sentence) else f"User wants answers in {english}"
     return Draft(T.USER_PREFERENCE, content, 0.85, "language", english.lower(), False, ())
 
 
@@ -74,13 +75,14 @@ def answer_style_notes(text: str, drafts: list[Draft]) -> list[Draft]:
     out: list[Draft] = []
     carried = False  # a wish goes on in the next sentence ("can you keep replies short? bullet points if possible")
     for sentence in re.split(r"(?<=[.!?。！？\n])\s*", text):
-        about, carried = bool(_ABOUT_ANSWERS.search(sentence)) or carried, bool(_ABOUT_ANSWERS.search(sentence))
+        said = bool(_ABOUT_ANSWERS.search(sentence))
+        about, carried = said or carried, said
         if not about or _ONE_OFF.search(sentence) or _NOT_WISH.search(sentence):
             continue
         language = _language_note(sentence, [*drafts, *out])
         if language is not None:
             out.append(language)
-        chinese = re.search(r"[\u4e00-\u9fff]", sentence) is not None
+        chinese = has_cjk(sentence)
         for pattern, english, zh in _ASPECTS:
             content = zh if chinese else english
             if pattern.search(sentence) and all(d.content != content for d in (*drafts, *out)):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from engram.core.domains import NOT_PLACES
 from engram.schemas.memory import MemoryType as T
 
 from .common import Draft
@@ -42,14 +43,13 @@ _EN_LOCAL = (
                r"always|really|just|keeps?|kept|here|this|these|lately|so|hits?|last|in|around)\b|\s*(?:[,.!?;:]|$))"),
     re.compile(r"\b(?:weather|heat|humidity|rain|snow) (?:here )?in (?P<v>[A-Z][a-z]+(?: [A-Z][a-z]+)?) "
                r"(?:is|has been|was)\b"))
-_EN_NOT_PLACE = frozenset({"The", "This", "That", "Our", "My", "Your", "Their", "Last", "Next", "Summer", "Winter",
-                           "Spring", "Autumn", "Fall", "Today", "Tomorrow", "Yesterday", "It", "Its", "Here", "So",
-                           "And", "But", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
-                           "Sunday", "January", "February", "March", "April", "May", "June", "July", "August",
-                           "September", "October", "November", "December", "Christmas", "Easter", "Thanksgiving",
-                           "Halloween", "Weekend", "Weekday", "Morning", "Evening", "Afternoon", "Night", "Tonight",
-                           "Holiday", "Rush", "Black Friday", "Commute"})
-"""Words that open a sentence, times of day, week and year: what a season or the traffic is of without a place."""
+_EN_NOT_PLACE = frozenset(NOT_PLACES.split("|")) | {
+    "This", "That", "Your", "Their", "Last", "Next", "Summer", "Winter", "Spring", "Autumn", "Fall", "Today",
+    "Tomorrow", "Yesterday", "It", "Its", "Here", "So", "And", "But", "Christmas", "Easter", "Thanksgiving",
+    "Halloween", "Weekend", "Weekday", "Morning", "Evening", "Afternoon", "Night", "Tonight", "Holiday", "Rush",
+    "Black Friday", "Commute"}
+"""Words that open a sentence, days, months (`core.domains.NOT_PLACES`), times of day and of the year: what a
+season or the traffic is of without a place."""
 _ELSEWHERE = re.compile(
     r"\b(?:trip|travel\w*|visit\w*|going to|heading to|flying to|fly to|vacation|holiday|next week|next month|"
     r"forecast for)\b|要去|想去|打算去|准备去|计划去|出差|旅游|旅行|玩几天|下周去|下个月去|那边", re.IGNORECASE)
@@ -61,8 +61,8 @@ def local_talk_notes(text: str, drafts: list[Draft]) -> list[Draft]:
     the user's own, when no draft of where the user is or is from names it already and the turn talks of no trip."""
     if _ELSEWHERE.search(text):
         return []
-    found = [(m.group("v"), True) for m in _ZH_LOCAL.finditer(text) if m.group("v") not in _ZH_NOT_PLACE]
-    found = [(place, True) for place, _ in found if not _ZH_FUNCTION.search(place) and not place.endswith(_ZH_NOT_PLACE_END)]
+    found = [(place, True) for place in (m.group("v") for m in _ZH_LOCAL.finditer(text))
+             if place not in _ZH_NOT_PLACE and not _ZH_FUNCTION.search(place) and not place.endswith(_ZH_NOT_PLACE_END)]
     found += [(m.group("v"), False) for pattern in _EN_LOCAL for m in pattern.finditer(text)
               if m.group("v") not in _EN_NOT_PLACE]
     if len({place for place, _ in found}) != 1:

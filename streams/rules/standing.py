@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 
 from engram.core.domains import GENERIC_DOMAINS, MENTION_PREFIX, domains_of, stated_domains
-from engram.core.text import terms
+from engram.core.text import VERBATIM_PREFIXES, terms
 from engram.schemas.memory import MemoryType as T
 
 from .common import CJK, Draft, entities_in, sentences, shorten
@@ -45,8 +45,7 @@ MAX_NOTES = 2
 MAX_NOTE_CHARS = 200
 COVERED_SHARE = 0.6
 """A sentence whose terms are this much in the turn's other notes is already noted."""
-PREFIX_EN = "User said: "
-PREFIX_ZH = "用户说："
+PREFIX_EN, PREFIX_ZH = VERBATIM_PREFIXES
 
 _I = re.IGNORECASE
 _FIRST_EN = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|us|our|ours)\b", _I)
